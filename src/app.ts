@@ -1,0 +1,59 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
+import { requestId } from 'hono/request-id';
+import type { AppDeps } from './deps';
+import { authenticate } from './lib/auth';
+import type { AppEnv } from './lib/context';
+import { bodySizeLimit, errorHandler, notFoundHandler, requestLogging, requireJsonBodies } from './lib/http-middleware';
+import type { HttpMetrics } from './lib/metrics';
+import { createRouter } from './lib/openapi';
+import { apiKeyRoutes } from './modules/api-keys/api-key.routes';
+import { authRoutes, mePasswordRoutes } from './modules/auth/auth.routes';
+import { docsRoutes } from './modules/docs/docs.routes';
+import { healthRoutes } from './modules/health/health.routes';
+import { adminTenantRoutes } from './modules/tenants/admin.routes';
+import { tenantRoutes } from './modules/tenants/tenant.routes';
+import { userRoutes } from './modules/users/user.routes';
+
+/** /v1 paths that carry no tenant bearer (their own auth, or none). */
+const UNAUTHENTICATED_V1 = [/^\/v1\/auth\//, /^\/v1\/admin\//, /^\/v1\/openapi\.json$/, /^\/v1\/docs(\/|$)/];
+
+function tenantAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
+  const auth = authenticate(deps);
+  return async (c, next) => {
+    if (UNAUTHENTICATED_V1.some((re) => re.test(c.req.path))) return next();
+    return auth(c, next);
+  };
+}
+
+export function createApp(deps: AppDeps, httpMetrics: HttpMetrics): OpenAPIHono<AppEnv> {
+  const app = createRouter();
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'Tenant credential: dd_ API key, ddu_ dashboard session or ddw_ widget token',
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'operatorBearer', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'Platform operator bearer (deployment setting ADMIN_API_TOKEN); unset means every admin request is 401',
+  });
+
+  app.use('*', requestId({ headerName: 'X-Request-ID', limitLength: 128 }));
+  app.use('*', requestLogging(deps.logger, httpMetrics));
+  app.use('*', bodySizeLimit());
+  app.use('/v1/*', requireJsonBodies());
+  app.use('/v1/*', tenantAuth(deps));
+  app.onError(errorHandler());
+  app.notFound(notFoundHandler);
+
+  app.route('/', healthRoutes(deps));
+  app.route('/', docsRoutes(() => app));
+  app.route('/', authRoutes(deps));
+  app.route('/', adminTenantRoutes(deps));
+  app.route('/', tenantRoutes(deps));
+  app.route('/', mePasswordRoutes(deps));
+  app.route('/', userRoutes(deps));
+  app.route('/', apiKeyRoutes(deps));
+  return app;
+}

@@ -1,0 +1,81 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+export const SERVICE_NAME = 'dialer-control-plane';
+export const SERVICE_VERSION = '0.36.0';
+export const ROOT_DIR = path.resolve(__dirname, '..');
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
+
+const EnvSchema = z.object({
+  NODE_ENV: z.string().default('development'),
+  PORT: port(8080),
+  METRICS_PORT: port(9464),
+  HOST: z.string().default('0.0.0.0'),
+  DATABASE_URL: optionalString,
+  APP_DATABASE_URL: optionalString,
+  DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(20),
+  ADMIN_API_TOKEN: optionalString,
+  TEMPORAL_ADDRESS: optionalString,
+  TEMPORAL_NAMESPACE: z.string().default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().default('dialer'),
+  ESL_HOST: optionalString,
+  ESL_PORT: z.coerce.number().int().optional(),
+  ESL_PASSWORD: optionalString,
+  PUBLIC_BASE_URL: optionalString,
+  EGRESS_ALLOWLIST: z.string().default(''),
+  SMTP_URL: optionalString,
+  MAIL_FROM: z.string().default('no-reply@dialer.invalid'),
+  APP_ENCRYPTION_KEY: optionalString,
+  LOG_LEVEL: z.string().default('info'),
+  PASSWORD_PBKDF2_ITERATIONS: z.coerce.number().int().min(1000).default(210_000),
+  AI_MAX_CALL_SECONDS_DEFAULT: z.coerce.number().int().positive().default(900),
+  DATA_DIR: z.string().default(path.join(ROOT_DIR, '.data')),
+  TOOLS_DIR: z.string().default(path.join(ROOT_DIR, '.tools')),
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+export interface Config extends Env {
+  /** Connection used for bootstrap and migrations (the owner side). */
+  ownerDatabaseUrl: string;
+  /** Connection used by the API and workers: the non-owner dialer_app role. */
+  appDatabaseUrl: string;
+  publicBaseUrl: string;
+  egressAllowlist: string[];
+}
+
+export const DEFAULT_DATABASE_URL = 'postgresql://postgres@127.0.0.1:5432/dialer';
+export const APP_ROLE = 'dialer_app';
+export const OWNER_ROLE = 'dialer_owner';
+
+/** The app connects as dialer_app unless APP_DATABASE_URL names credentials explicitly. */
+export function deriveAppDatabaseUrl(ownerUrl: string): string {
+  const url = new URL(ownerUrl);
+  url.username = APP_ROLE;
+  url.password = '';
+  return url.toString();
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const detail = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`invalid environment: ${detail}`);
+  }
+  const e = parsed.data;
+  const ownerDatabaseUrl = e.DATABASE_URL ?? DEFAULT_DATABASE_URL;
+  return {
+    ...e,
+    ownerDatabaseUrl,
+    appDatabaseUrl: e.APP_DATABASE_URL ?? deriveAppDatabaseUrl(ownerDatabaseUrl),
+    publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://127.0.0.1:${e.PORT}`).replace(/\/+$/, ''),
+    egressAllowlist: e.EGRESS_ALLOWLIST.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  };
+}

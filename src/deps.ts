@@ -1,0 +1,20 @@
+import type { Client as TemporalClient } from '@temporalio/client';
+import type { Config } from './config';
+import type { CryptoBox } from './lib/crypto-box';
+import type { Database } from './lib/db';
+import type { Logger } from './lib/logger';
+import type { Mailer } from './lib/mailer';
+import type { RateLimits } from './lib/rate-limit';
+
+/** Everything a route, service or activity factory may depend on; wired once at start-up. */
+export interface AppDeps {
+  config: Config;
+  db: Database;
+  logger: Logger;
+  rateLimits: RateLimits;
+  mailer: Mailer;
+  box: CryptoBox;
+  /** Verified against when a login names no usable account, to equalize timing. */
+  decoyPasswordHash: string;
+  temporal: TemporalClient | null;
+}

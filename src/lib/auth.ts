@@ -1,0 +1,106 @@
+import { getConnInfo } from '@hono/node-server/conninfo';
+import type { Context, MiddlewareHandler } from 'hono';
+import type { AppDeps } from '../deps';
+import type { AppEnv, Principal } from './context';
+import { forbidden, rateLimited, unauthorized } from './errors';
+import { classifyBearer, safeEqual, sha256Hex } from './tokens';
+
+export function bearerToken(c: Context): string | null {
+  const header = c.req.header('authorization');
+  if (!header) return null;
+  const match = /^Bearer ([^\s]+)$/.exec(header);
+  return match?.[1] ?? null;
+}
+
+interface ResolvedCredential {
+  principal: Principal;
+  tenantStatus: string;
+}
+
+type Resolver = (deps: AppDeps, tokenHash: string) => Promise<ResolvedCredential | null>;
+
+const resolvers: Partial<Record<'dd_' | 'ddu_' | 'ddw_', Resolver>> = {
+  async dd_(deps, tokenHash) {
+    const { rows } = await deps.db.pool.query<{ api_key_id: string; tenant_id: string; tenant_status: string }>(
+      'SELECT api_key_id, tenant_id, tenant_status FROM auth_resolve_api_key($1)',
+      [tokenHash],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    return { principal: { kind: 'api_key', tenantId: row.tenant_id, apiKeyId: row.api_key_id }, tenantStatus: row.tenant_status };
+  },
+  async ddu_(deps, tokenHash) {
+    const { rows } = await deps.db.pool.query<{ session_id: string; user_id: string; tenant_id: string; tenant_status: string }>(
+      'SELECT session_id, user_id, tenant_id, tenant_status FROM auth_resolve_session($1)',
+      [tokenHash],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    return {
+      principal: { kind: 'user', tenantId: row.tenant_id, userId: row.user_id, sessionId: row.session_id },
+      tenantStatus: row.tenant_status,
+    };
+  },
+};
+
+/** Resolves a bearer to its principal; null for anything missing, malformed, unknown or revoked. */
+export async function resolveBearer(deps: AppDeps, token: string | null): Promise<ResolvedCredential | null> {
+  if (!token) return null;
+  const kind = classifyBearer(token);
+  const resolver = kind ? resolvers[kind] : undefined;
+  if (!resolver) return null;
+  // Every lookup hits the database: revocation is effective on the very next request.
+  return resolver(deps, sha256Hex(token));
+}
+
+/** Tenant bearer authentication for the /v1 surface. */
+export function authenticate(deps: AppDeps): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const resolved = await resolveBearer(deps, bearerToken(c));
+    if (!resolved) throw unauthorized();
+    if (resolved.tenantStatus !== 'active') throw forbidden('tenant is suspended');
+    c.set('principal', resolved.principal);
+    c.set('logger', c.get('logger').child({ tenant_id: resolved.principal.tenantId, principal: resolved.principal.kind }));
+    await next();
+  };
+}
+
+/** Tenant-management routes: API keys and dashboard sessions; a widget token is 403. */
+export const requireManagement: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (c.get('principal').kind === 'widget') throw forbidden('widget tokens cannot use management routes');
+  await next();
+};
+
+/** Routes that act on the calling dashboard user (a ddu_ session). */
+export const requireUserSession: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (c.get('principal').kind !== 'user') throw forbidden('this route needs a dashboard session (ddu_)');
+  await next();
+};
+
+export function clientAddress(c: Context): string {
+  try {
+    return getConnInfo(c).remote.address ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+/**
+ * Operator bearer for /v1/admin/*. Fails closed when ADMIN_API_TOKEN is unset. Failed attempts are
+ * counted per calling address, and the count is checked before the token is compared, so a
+ * guessing client is refused without learning anything; a correct token is not counted.
+ */
+export function adminAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const origin = clientAddress(c);
+    if (await deps.rateLimits.exhausted('adminAuthFailures', origin)) throw rateLimited();
+    const expected = deps.config.ADMIN_API_TOKEN;
+    const presented = bearerToken(c);
+    if (!expected || !presented || !safeEqual(presented, expected)) {
+      await deps.rateLimits.penalize('adminAuthFailures', origin);
+      throw unauthorized('operator credential required');
+    }
+    c.set('logger', c.get('logger').child({ principal: 'operator' }));
+    await next();
+  };
+}

@@ -1,0 +1,95 @@
+import { OpenAPIHono, z, type Hook } from '@hono/zod-openapi';
+import type { ZodError } from 'zod';
+import { AppError, badRequest, notFound } from './errors';
+import type { AppEnv } from './context';
+
+export { z };
+
+/** The envelope every error uses. Some codes add fields (gate, decision_id, sms_message_id). */
+export const ErrorSchema = z
+  .object({
+    error: z
+      .object({
+        code: z.string().openapi({ example: 'not_found' }),
+        message: z.string(),
+      })
+      .catchall(z.unknown()),
+  })
+  .openapi('Error');
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Malformed input (bad_request) or a domain-rule violation (invalid)',
+  401: 'Missing, malformed, unknown or revoked credential (unauthorized)',
+  402: 'Plan inactive',
+  403: 'Suspended tenant or principal outside its scope (forbidden)',
+  404: 'Unknown, malformed or foreign id (not_found)',
+  409: 'Uniqueness or state-machine violation (conflict)',
+  413: 'Body over the route limit (payload_too_large)',
+  415: 'Body type not accepted (unsupported_media_type)',
+  422: 'Shape fine, semantics broken',
+  429: 'Rate brake',
+  500: 'Server fault (internal)',
+  502: 'Upstream rejected',
+  503: 'Dependency unavailable',
+};
+
+/** Error responses for a route's OpenAPI entry, all pointing at the shared envelope. */
+export function errorResponses(...statuses: number[]) {
+  const out: Record<number, { description: string; content: { 'application/json': { schema: typeof ErrorSchema } } }> = {};
+  for (const status of statuses) {
+    out[status] = {
+      description: STATUS_TEXT[status] ?? 'Error',
+      content: { 'application/json': { schema: ErrorSchema } },
+    };
+  }
+  return out;
+}
+
+export function jsonContent<T extends z.ZodType>(schema: T, description: string) {
+  return { description, content: { 'application/json': { schema } } };
+}
+
+export function jsonBody<T extends z.ZodType>(schema: T, required = true) {
+  return { required, content: { 'application/json': { schema } } };
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** `{id}` path parameter. A non-UUID is answered exactly like an unknown id: 404 not_found. */
+export const IdParam = z.object({
+  id: z
+    .string()
+    .regex(UUID_RE)
+    .openapi({ param: { name: 'id', in: 'path' }, format: 'uuid', example: '6f1c2f0e-2b8a-4c1e-9a57-1f0f8a7c9d10' }),
+});
+
+/** Human-readable text for the first validation issue; names the offending key. */
+export function describeIssues(error: ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'invalid request';
+  const where = issue.path.length ? issue.path.join('.') : null;
+  if (issue.code === 'unrecognized_keys') {
+    const keys = (issue as { keys: string[] }).keys;
+    const prefix = where ? `${where}.` : '';
+    return `unknown field${keys.length > 1 ? 's' : ''}: ${keys.map((k) => `'${prefix}${k}'`).join(', ')}`;
+  }
+  if (issue.code === 'invalid_type' && (issue as { input?: unknown }).input === undefined && where) {
+    return `field '${where}' is required`;
+  }
+  return where ? `field '${where}': ${issue.message}` : issue.message;
+}
+
+const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
+  if (result.success) return;
+  if (result.target === 'param') throw notFound();
+  throw badRequest(describeIssues(result.error as ZodError));
+};
+
+/** Every module builds its routes on this, so validation failures map to the one envelope. */
+export function createRouter(): OpenAPIHono<AppEnv> {
+  return new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+}
+
+export function isAppError(err: unknown): err is AppError {
+  return err instanceof AppError;
+}

@@ -1,0 +1,66 @@
+import type { ApiKey } from '../../../prisma/generated/client';
+import type { AppDeps } from '../../deps';
+import { appendAudit, type ActorType } from '../../lib/audit';
+import { notFound } from '../../lib/errors';
+import { decodeCursor, paginate } from '../../lib/pagination';
+import { withTenant } from '../../lib/tenancy';
+import { mintToken, sha256Hex } from '../../lib/tokens';
+
+type Actor = { type: ActorType; id: string | null };
+
+export function apiKeyView(k: ApiKey) {
+  return { id: k.id, label: k.label, revoked_at: k.revokedAt?.toISOString() ?? null, created_at: k.createdAt.toISOString() };
+}
+
+export async function listApiKeys(deps: AppDeps, tenantId: string, limit: number, cursor?: string) {
+  const after = cursor ? decodeCursor(cursor, 2) : null;
+  const rows = await withTenant(deps.db, tenantId, (tx) =>
+    tx.apiKey.findMany({
+      where: after
+        ? {
+            OR: [
+              { createdAt: { gt: new Date(String(after[0])) } },
+              { createdAt: new Date(String(after[0])), id: { gt: String(after[1]) } },
+            ],
+          }
+        : {},
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      take: limit + 1,
+    }),
+  );
+  const { page, nextCursor } = paginate(rows, limit, (k) => [k.createdAt.toISOString(), k.id]);
+  return { api_keys: page.map(apiKeyView), next_cursor: nextCursor };
+}
+
+export function createApiKey(deps: AppDeps, tenantId: string, actor: Actor, label: string) {
+  const token = mintToken('dd_');
+  return withTenant(deps.db, tenantId, async (tx) => {
+    const key = await tx.apiKey.create({ data: { tenantId, label, tokenHash: sha256Hex(token) } });
+    await appendAudit(tx, tenantId, {
+      actorType: actor.type,
+      actorId: actor.id,
+      action: 'api_key.created',
+      subjectType: 'api_key',
+      subjectId: key.id,
+    });
+    return { api_key: apiKeyView(key), token };
+  });
+}
+
+/** Sets revoked_at (idempotent); the next request with the key is 401. */
+export function revokeApiKey(deps: AppDeps, tenantId: string, actor: Actor, id: string) {
+  return withTenant(deps.db, tenantId, async (tx) => {
+    const key = await tx.apiKey.findUnique({ where: { id } });
+    if (!key) throw notFound();
+    if (key.revokedAt) return apiKeyView(key);
+    const revoked = await tx.apiKey.update({ where: { id }, data: { revokedAt: new Date() } });
+    await appendAudit(tx, tenantId, {
+      actorType: actor.type,
+      actorId: actor.id,
+      action: 'api_key.revoked',
+      subjectType: 'api_key',
+      subjectId: id,
+    });
+    return apiKeyView(revoked);
+  });
+}

@@ -1,0 +1,40 @@
+import { createRoute } from '@hono/zod-openapi';
+import { SERVICE_NAME, SERVICE_VERSION } from '../../config';
+import type { AppDeps } from '../../deps';
+import { createRouter, jsonContent, z } from '../../lib/openapi';
+
+const CheckStatus = z.enum(['ok', 'down']);
+
+export const HealthSchema = z
+  .object({
+    status: z.enum(['ok', 'degraded']),
+    service: z.string(),
+    version: z.string(),
+    checks: z.object({ database: CheckStatus }),
+  })
+  .openapi('Health');
+
+export function healthRoutes(deps: AppDeps) {
+  const app = createRouter();
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/healthz',
+      tags: ['Operations'],
+      summary: 'Liveness and dependency health (no auth)',
+      description: '`status` is `degraded` when a dependency check fails; the answer is 200 either way so the body can be read.',
+      responses: { 200: jsonContent(HealthSchema, 'Health') },
+    }),
+    async (c) => {
+      const database = await deps.db.pool.query('SELECT 1').then(
+        () => 'ok' as const,
+        () => 'down' as const,
+      );
+      return c.json(
+        { status: database === 'ok' ? ('ok' as const) : ('degraded' as const), service: SERVICE_NAME, version: SERVICE_VERSION, checks: { database } },
+        200,
+      );
+    },
+  );
+  return app;
+}

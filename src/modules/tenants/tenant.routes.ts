@@ -1,0 +1,86 @@
+import { createRoute } from '@hono/zod-openapi';
+import type { AppDeps } from '../../deps';
+import { actorOf } from '../../lib/audit';
+import { requireManagement } from '../../lib/auth';
+import { notFound } from '../../lib/errors';
+import { createRouter, errorResponses, IdParam, jsonBody, jsonContent, z } from '../../lib/openapi';
+import { UserSchema } from '../users/user.schemas';
+import { getCurrentUser } from '../users/user.service';
+import { PatchTenantBody, TenantEnvelope, TenantSchema } from './tenant.schemas';
+import { getTenant, renameTenant } from './tenant.service';
+
+const security = [{ bearer: [] }];
+const tags = ['Tenant'];
+
+export function tenantRoutes(deps: AppDeps) {
+  const app = createRouter();
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/me',
+      tags,
+      security,
+      summary: 'The calling tenant, and the user for a dashboard session',
+      responses: {
+        200: jsonContent(z.object({ tenant: TenantSchema, user: UserSchema.optional() }), 'Caller context'),
+        ...errorResponses(401, 403),
+      },
+    }),
+    async (c) => {
+      const principal = c.get('principal');
+      const tenant = await getTenant(deps, principal.tenantId);
+      if (principal.kind !== 'user') return c.json({ tenant }, 200);
+      return c.json({ tenant, user: await getCurrentUser(deps, principal.tenantId, principal.userId) }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'patch',
+      path: '/v1/tenant',
+      tags,
+      security,
+      middleware: [requireManagement],
+      summary: 'Rename the tenant',
+      description: 'Only `name` is editable; other keys are ignored.',
+      request: { body: jsonBody(PatchTenantBody) },
+      responses: { 200: jsonContent(TenantEnvelope, 'The tenant'), ...errorResponses(400, 401, 403, 409, 413, 415, 422) },
+    }),
+    async (c) => {
+      const principal = c.get('principal');
+      return c.json({ tenant: await renameTenant(deps, principal.tenantId, actorOf(principal), c.req.valid('json').name) }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/tenants',
+      tags,
+      security,
+      summary: 'The tenants this credential can see (exactly one)',
+      responses: { 200: jsonContent(z.object({ tenants: z.array(TenantSchema) }), 'One tenant'), ...errorResponses(401, 403) },
+    }),
+    async (c) => c.json({ tenants: [await getTenant(deps, c.get('principal').tenantId)] }, 200),
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/tenants/{id}',
+      tags,
+      security,
+      summary: 'The own tenant by id; any other id is 404',
+      request: { params: IdParam },
+      responses: { 200: jsonContent(TenantEnvelope, 'The tenant'), ...errorResponses(401, 403, 404) },
+    }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      const tenantId = c.get('principal').tenantId;
+      if (id.toLowerCase() !== tenantId) throw notFound();
+      return c.json({ tenant: await getTenant(deps, tenantId) }, 200);
+    },
+  );
+  return app;
+}

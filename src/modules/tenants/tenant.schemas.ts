@@ -1,0 +1,100 @@
+import { z } from '../../lib/openapi';
+
+export const TIERS = ['starter', 'growth', 'scale', 'enterprise', 'dialer_core', 'compliance_pro', 'audit_shield'] as const;
+export type Tier = (typeof TIERS)[number];
+
+const dateTime = z.string().openapi({ format: 'date-time' });
+
+export const TenantSchema = z
+  .object({
+    id: z.string().uuid(),
+    name: z.string(),
+    status: z.enum(['active', 'suspended']),
+    retention_months: z.number().int(),
+    seats: z.number().int(),
+    tier: z.enum(TIERS),
+    voice_ai_enabled: z.boolean(),
+    ai_monthly_budget_usd: z.number().nullable(),
+    ai_max_call_seconds: z.number().int().nullable(),
+    ai_max_call_seconds_effective: z.number().int(),
+    sms_monthly_budget_usd: z.number().nullable(),
+    human_initiated_enabled: z.boolean(),
+    max_cps: z.number().int().nullable(),
+    max_concurrent_channels: z.number().int().nullable(),
+    abandon_seller_name: z.string().nullable(),
+    abandon_seller_phone: z.string().nullable(),
+    tax_country: z.string().nullable(),
+    tax_region: z.string().nullable(),
+    tax_postal_code: z.string().nullable(),
+    created_at: dateTime,
+    updated_at: dateTime,
+  })
+  .openapi('Tenant');
+
+export const TenantEnvelope = z.object({ tenant: TenantSchema });
+
+export const AgentSchema = z
+  .object({
+    id: z.string().uuid(),
+    tenant_id: z.string().uuid(),
+    name: z.string(),
+    email: z.string(),
+    role: z.enum(['agent', 'supervisor', 'admin']),
+    status: z.enum(['active', 'inactive']),
+    sip_extension: z.string().nullable(),
+    device_mode: z.enum(['browser', 'external']),
+    login_enabled: z.boolean(),
+    presence: z.enum(['offline', 'available', 'ringing', 'on_call', 'wrap_up', 'paused']),
+    created_at: dateTime,
+    updated_at: dateTime,
+  })
+  .openapi('Agent');
+
+export const AdminCreateTenantBody = z
+  .strictObject({
+    name: z.string(),
+    admin: z.strictObject({
+      name: z.string(),
+      email: z.string(),
+      sip_extension: z.string().optional(),
+    }),
+    tier: z.enum(TIERS).optional(),
+    voice_ai_enabled: z.boolean().optional(),
+    seats: z.number().int().optional(),
+  })
+  .openapi('AdminCreateTenant');
+
+export const AdminCreateTenantResponse = z.object({
+  tenant: TenantSchema,
+  admin_agent: AgentSchema,
+  api_key: z.object({ token: z.string().openapi({ description: 'The first dd_ key, shown once' }) }),
+});
+
+const nullableMoney = z.number().nullable();
+
+export const AdminPatchTenantBody = z
+  .strictObject({
+    name: z.string(),
+    tier: z.enum(TIERS),
+    voice_ai_enabled: z.boolean(),
+    seats: z.number().int(),
+    ai_monthly_budget_usd: nullableMoney,
+    ai_max_call_seconds: z.number().int().nullable().openapi({ description: 'null restores the platform default' }),
+    sms_monthly_budget_usd: nullableMoney,
+    human_initiated_enabled: z.boolean(),
+    max_cps: z.number().int().nullable(),
+    max_concurrent_channels: z.number().int().nullable(),
+    abandon_seller_name: z.string().nullable(),
+    abandon_seller_phone: z.string().nullable(),
+    tax_country: z.string().nullable(),
+    tax_region: z.string().nullable(),
+    tax_postal_code: z.string().nullable(),
+  })
+  .partial()
+  .openapi('AdminPatchTenant');
+
+export type AdminCreateTenantInput = z.infer<typeof AdminCreateTenantBody>;
+export type AdminPatchTenantInput = z.infer<typeof AdminPatchTenantBody>;
+
+/** PATCH /v1/tenant: only `name` is editable; other keys are ignored (SPEC). */
+export const PatchTenantBody = z.object({ name: z.string() }).openapi('PatchTenant');

@@ -1,0 +1,171 @@
+import { randomUUID } from 'node:crypto';
+import type { Prisma } from '../../../prisma/generated/client';
+import type { AppDeps } from '../../deps';
+import { appendAudit, type ActorType } from '../../lib/audit';
+import { conflict, isUniqueViolation, notFound, unprocessable } from '../../lib/errors';
+import { withTenant } from '../../lib/tenancy';
+import { mintToken, sha256Hex } from '../../lib/tokens';
+import type { AdminCreateTenantInput, AdminPatchTenantInput, Tier } from './tenant.schemas';
+import { isE164, isEmail, SIP_EXTENSION_RE, tierProblem } from './tenant.rules';
+import { agentView, tenantView } from './tenant.views';
+
+const MAX_NAME = 200;
+
+function checkName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed.length === 0 || trimmed.length > MAX_NAME) throw unprocessable(`name must be 1 to ${MAX_NAME} characters`);
+  return trimmed;
+}
+
+function checkNonNegative(field: string, value: number | null | undefined): void {
+  if (value !== null && value !== undefined && (!Number.isFinite(value) || value < 0)) {
+    throw unprocessable(`${field} must be zero or more`);
+  }
+}
+
+function checkPositiveInt(field: string, value: number | null | undefined, max: number): void {
+  if (value !== null && value !== undefined && (value < 1 || value > max)) {
+    throw unprocessable(`${field} must be between 1 and ${max}`);
+  }
+}
+
+function checkSeats(seats: number | undefined): void {
+  if (seats !== undefined && (seats < 0 || seats > 100_000)) throw unprocessable('seats must be between 0 and 100000');
+}
+
+export async function createTenant(deps: AppDeps, input: AdminCreateTenantInput) {
+  const name = checkName(input.name);
+  const adminName = input.admin.name.trim();
+  const adminEmail = input.admin.email.trim().toLowerCase();
+  if (!adminName) throw unprocessable('admin.name is required');
+  if (!isEmail(adminEmail)) throw unprocessable('admin.email is not a valid email address');
+  if (input.admin.sip_extension !== undefined && !SIP_EXTENSION_RE.test(input.admin.sip_extension)) {
+    throw unprocessable('admin.sip_extension may hold only digits, letters, dot, underscore and hyphen');
+  }
+  checkSeats(input.seats);
+  const tier: Tier = input.tier ?? 'starter';
+  const voiceAi = input.voice_ai_enabled ?? false;
+  const problem = tierProblem({ currentTier: null, nextTier: tier, voiceAiEnabled: voiceAi });
+  if (problem) throw unprocessable(problem);
+
+  const tenantId = randomUUID();
+  const token = mintToken('dd_');
+  try {
+    return await withTenant(deps.db, tenantId, async (tx) => {
+      const tenant = await tx.tenant.create({
+        data: { id: tenantId, accountId: randomUUID(), name, tier, voiceAiEnabled: voiceAi, seats: input.seats ?? 3 },
+      });
+      const agent = await tx.agent.create({
+        data: { tenantId, name: adminName, email: adminEmail, role: 'admin', sipExtension: input.admin.sip_extension ?? null },
+      });
+      const key = await tx.apiKey.create({ data: { tenantId, label: 'provisioning', tokenHash: sha256Hex(token) } });
+      await appendAudit(tx, tenantId, {
+        actorType: 'operator',
+        action: 'tenant.created',
+        subjectType: 'tenant',
+        subjectId: tenantId,
+        payload: { tier, voice_ai_enabled: voiceAi, admin_agent_id: agent.id, api_key_id: key.id },
+      });
+      return {
+        tenant: tenantView(tenant, deps.config.AI_MAX_CALL_SECONDS_DEFAULT),
+        admin_agent: agentView(agent),
+        api_key: { token },
+      };
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict('a tenant with this name already exists');
+    throw err;
+  }
+}
+
+export async function getTenant(deps: AppDeps, tenantId: string) {
+  const tenant = await withTenant(deps.db, tenantId, (tx) => tx.tenant.findUnique({ where: { id: tenantId } }));
+  if (!tenant) throw notFound();
+  return tenantView(tenant, deps.config.AI_MAX_CALL_SECONDS_DEFAULT);
+}
+
+async function updateTenant(
+  deps: AppDeps,
+  tenantId: string,
+  actor: { type: ActorType; id: string | null },
+  action: string,
+  build: (current: NonNullable<Awaited<ReturnType<typeof findTenant>>>) => Prisma.TenantUpdateInput,
+) {
+  try {
+    return await withTenant(deps.db, tenantId, async (tx) => {
+      const current = await findTenant(tx, tenantId);
+      if (!current) throw notFound();
+      const data = build(current);
+      const updated = await tx.tenant.update({ where: { id: tenantId }, data });
+      await appendAudit(tx, tenantId, {
+        actorType: actor.type,
+        actorId: actor.id,
+        action,
+        subjectType: 'tenant',
+        subjectId: tenantId,
+        payload: { changed: Object.keys(data) },
+      });
+      return tenantView(updated, deps.config.AI_MAX_CALL_SECONDS_DEFAULT);
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict('a tenant with this name already exists');
+    throw err;
+  }
+}
+
+function findTenant(tx: Prisma.TransactionClient, tenantId: string) {
+  return tx.tenant.findUnique({ where: { id: tenantId } });
+}
+
+export function patchTenantAsOperator(deps: AppDeps, tenantId: string, input: AdminPatchTenantInput) {
+  const name = input.name === undefined ? undefined : checkName(input.name);
+  checkSeats(input.seats);
+  checkNonNegative('ai_monthly_budget_usd', input.ai_monthly_budget_usd);
+  checkNonNegative('sms_monthly_budget_usd', input.sms_monthly_budget_usd);
+  checkPositiveInt('ai_max_call_seconds', input.ai_max_call_seconds, 86_400);
+  checkPositiveInt('max_cps', input.max_cps, 10_000);
+  checkPositiveInt('max_concurrent_channels', input.max_concurrent_channels, 100_000);
+  if (input.abandon_seller_phone && !isE164(input.abandon_seller_phone)) {
+    throw unprocessable('abandon_seller_phone must be a valid E.164 number');
+  }
+  if (input.tax_country && !/^[A-Z]{2}$/.test(input.tax_country)) {
+    throw unprocessable('tax_country must be an ISO 3166-1 alpha-2 code');
+  }
+  return updateTenant(deps, tenantId, { type: 'operator', id: null }, 'tenant.updated', (current) => {
+    const nextTier = (input.tier ?? current.tier) as Tier;
+    const voiceAi = input.voice_ai_enabled ?? current.voiceAiEnabled;
+    if (input.tier !== undefined || input.voice_ai_enabled !== undefined) {
+      const problem = tierProblem({ currentTier: current.tier as Tier, nextTier, voiceAiEnabled: voiceAi });
+      if (problem) throw unprocessable(problem);
+    }
+    return {
+      name,
+      tier: input.tier,
+      voiceAiEnabled: input.voice_ai_enabled,
+      seats: input.seats,
+      aiMonthlyBudgetUsd: input.ai_monthly_budget_usd,
+      aiMaxCallSeconds: input.ai_max_call_seconds,
+      smsMonthlyBudgetUsd: input.sms_monthly_budget_usd,
+      humanInitiatedEnabled: input.human_initiated_enabled,
+      maxCps: input.max_cps,
+      maxConcurrentChannels: input.max_concurrent_channels,
+      abandonSellerName: input.abandon_seller_name,
+      abandonSellerPhone: input.abandon_seller_phone,
+      taxCountry: input.tax_country,
+      taxRegion: input.tax_region,
+      taxPostalCode: input.tax_postal_code,
+    };
+  });
+}
+
+/** Suspension blocks every credential of the tenant (403) without touching them; idempotent. */
+export function setTenantStatus(deps: AppDeps, tenantId: string, status: 'active' | 'suspended') {
+  return updateTenant(deps, tenantId, { type: 'operator', id: null }, status === 'suspended' ? 'tenant.suspended' : 'tenant.reactivated', (current) =>
+    current.status === status ? {} : { status, suspendedAt: status === 'suspended' ? new Date() : null },
+  );
+}
+
+export function renameTenant(deps: AppDeps, tenantId: string, actor: { type: ActorType; id: string | null }, name: string) {
+  const checked = checkName(name);
+  return updateTenant(deps, tenantId, actor, 'tenant.renamed', () => ({ name: checked }));
+}

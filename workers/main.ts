@@ -1,0 +1,32 @@
+import { Client, Connection } from '@temporalio/client';
+import { loadConfig } from '../src/config';
+import { createLogger } from '../src/lib/logger';
+import { createDeps } from '../src/runtime';
+import { createWorker } from './worker';
+
+/**
+ * A worker on its own (`npm run worker`), for deployments that scale workers apart from the API.
+ * Needs TEMPORAL_ADDRESS; migrations are the API's job.
+ */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.LOG_LEVEL, { role: 'worker' });
+  if (!config.TEMPORAL_ADDRESS) throw new Error('TEMPORAL_ADDRESS is required for a standalone worker');
+  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  const deps = await createDeps(config, logger, new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }));
+  const { worker, connection: workerConnection } = await createWorker(deps, {
+    address: config.TEMPORAL_ADDRESS,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+  });
+  // The SDK installs SIGINT/SIGTERM handlers that shut the worker down gracefully.
+  await worker.run();
+  await workerConnection.close();
+  await connection.close();
+  await deps.db.close();
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`worker failed: ${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});

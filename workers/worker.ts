@@ -1,0 +1,42 @@
+import path from 'node:path';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createActivities } from '../activities';
+import type { AppDeps } from '../src/deps';
+
+export const WORKFLOWS_PATH = path.resolve(__dirname, '../workflows/index.ts');
+
+export interface WorkerSetup {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  /** A prebuilt bundle (tests build one once); otherwise workflows are bundled at start. */
+  workflowBundlePath?: string;
+}
+
+let runtimeInstalled = false;
+
+/** SDK logs at WARN and above: the bundler's per-module chatter is noise in the service log. */
+function installRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  try {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    // Already installed by the host (tests create several workers in one process).
+  }
+}
+
+/** One worker process hosts every workflow and activity of the service on one task queue. */
+export async function createWorker(deps: AppDeps, setup: WorkerSetup): Promise<{ worker: Worker; connection: NativeConnection }> {
+  installRuntime();
+  const connection = await NativeConnection.connect({ address: setup.address });
+  const options: WorkerOptions = {
+    connection,
+    namespace: setup.namespace,
+    taskQueue: setup.taskQueue,
+    activities: createActivities(deps),
+    ...(setup.workflowBundlePath ? { workflowBundle: { codePath: setup.workflowBundlePath } } : { workflowsPath: WORKFLOWS_PATH }),
+  };
+  const worker = await Worker.create(options);
+  return { worker, connection };
+}
