@@ -1,0 +1,53 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { Client } from 'pg';
+import { ROOT_DIR } from '../../src/config';
+import { prepareDatabase } from '../../src/db/migrate';
+import { ensureTemporalBinary, freePort, readTemporalDevConfig, startTemporalDevServer, type DevServer } from '../../src/platform/temporal-dev';
+import { WORKFLOWS_PATH } from '../../workers/worker';
+
+declare global {
+  var __TEMPORAL_DEV_SERVER__: DevServer | undefined;
+}
+
+const TEST_DB = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/dialer_test';
+
+async function recreateDatabase(url: string): Promise<void> {
+  const target = new URL(url);
+  const name = target.pathname.slice(1);
+  const maintenance = new URL(url);
+  maintenance.pathname = '/postgres';
+  const client = new Client({ connectionString: maintenance.toString() });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Real PostgreSQL (a fresh dialer_test database, migrated as the owner role) and a real Temporal
+ * dev server (headless, in memory, on a free port) for the whole integration run.
+ */
+export default async function globalSetup(): Promise<void> {
+  await recreateDatabase(TEST_DB);
+  await prepareDatabase(TEST_DB);
+
+  const dataDir = path.join(ROOT_DIR, '.data', 'test');
+  mkdirSync(dataDir, { recursive: true });
+  const devConfig = readTemporalDevConfig();
+  const binary = ensureTemporalBinary(path.join(ROOT_DIR, '.tools'), devConfig.cli, (m) => process.stdout.write(`${m}\n`));
+  const server = await startTemporalDevServer({ binary, config: devConfig.server, port: await freePort(), dbFile: null, headless: true });
+  globalThis.__TEMPORAL_DEV_SERVER__ = server;
+
+  const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { log() {}, info() {}, debug() {}, trace() {}, warn() {}, error() {} } as never });
+  const bundlePath = path.join(dataDir, 'workflow-bundle.js');
+  writeFileSync(bundlePath, bundle.code);
+
+  process.env.TEST_DATABASE_URL = TEST_DB;
+  process.env.TEST_TEMPORAL_ADDRESS = server.address;
+  process.env.TEST_TEMPORAL_NAMESPACE = server.namespace;
+  process.env.TEST_WORKFLOW_BUNDLE = bundlePath;
+}
