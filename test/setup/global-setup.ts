@@ -43,7 +43,7 @@ export default async function globalSetup(): Promise<void> {
   globalThis.__TEMPORAL_DEV_SERVER__ = server;
 
   const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { log() {}, info() {}, debug() {}, trace() {}, warn() {}, error() {} } as never });
-  const bundlePath = path.join(dataDir, 'workflow-bundle.js');
+  const bundlePath = path.join(dataDir, `workflow-bundle-${process.pid}.js`);
   writeFileSync(bundlePath, bundle.code);
 
   process.env.TEST_DATABASE_URL = TEST_DB;
