@@ -130,7 +130,7 @@ export async function startTemporalDevServer(opts: DevServerOptions): Promise<De
     await waitForFrontend(address, config.namespace, child, 60_000);
   } catch (err) {
     child.kill('SIGKILL');
-    throw new Error(`${(err as Error).message}\n${stderr}`);
+    throw new Error(`${(err as Error).message}\n${stderr}`, { cause: err });
   }
   return {
     address,

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { Client } from 'pg';
 import { ROOT_DIR } from '../../src/config';
 import { prepareDatabase } from '../../src/db/migrate';
@@ -42,7 +42,7 @@ export default async function globalSetup(): Promise<void> {
   const server = await startTemporalDevServer({ binary, config: devConfig.server, port: await freePort(), dbFile: null, headless: true });
   globalThis.__TEMPORAL_DEV_SERVER__ = server;
 
-  const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { log() {}, info() {}, debug() {}, trace() {}, warn() {}, error() {} } as never });
+  const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
   const bundlePath = path.join(dataDir, `workflow-bundle-${process.pid}.js`);
   writeFileSync(bundlePath, bundle.code);
 

@@ -5,8 +5,9 @@ import { appendAudit, type ActorType } from '../../lib/audit';
 import { conflict, isUniqueViolation, notFound, unprocessable } from '../../lib/errors';
 import { withTenant } from '../../lib/tenancy';
 import { mintToken, sha256Hex } from '../../lib/tokens';
-import type { AdminCreateTenantInput, AdminPatchTenantInput, Tier } from './tenant.schemas';
+import { TIERS, type AdminCreateTenantInput, type AdminPatchTenantInput, type Tier } from './tenant.schemas';
 import { isE164, isEmail, SIP_EXTENSION_RE, tierProblem } from './tenant.rules';
+import { findTenantById } from './tenant.repository';
 import { agentView, tenantView } from './tenant.views';
 
 const MAX_NAME = 200;
@@ -17,10 +18,22 @@ function checkName(name: string): string {
   return trimmed;
 }
 
-function checkNonNegative(field: string, value: number | null | undefined): void {
-  if (value !== null && value !== undefined && (!Number.isFinite(value) || value < 0)) {
-    throw unprocessable(`${field} must be zero or more`);
+/** Largest amount a numeric(14, 2) column holds. */
+const MAX_MONEY = 999_999_999_999.99;
+
+function checkMoney(field: string, value: number | null | undefined): void {
+  if (value === null || value === undefined) return;
+  // Stored with two decimals: the rounded value is what must fit.
+  if (!Number.isFinite(value) || value < 0 || Math.round(value * 100) / 100 > MAX_MONEY) {
+    throw unprocessable(`${field} must be between 0 and ${MAX_MONEY}`);
   }
+}
+
+/** The tier vocabulary is checked here (422), not by the schema (which would make it a 400). */
+function checkTier(tier: string | undefined): Tier | undefined {
+  if (tier === undefined) return undefined;
+  if (!(TIERS as readonly string[]).includes(tier)) throw unprocessable(`tier must be one of ${TIERS.join(', ')}`);
+  return tier as Tier;
 }
 
 function checkPositiveInt(field: string, value: number | null | undefined, max: number): void {
@@ -43,7 +56,7 @@ export async function createTenant(deps: AppDeps, input: AdminCreateTenantInput)
     throw unprocessable('admin.sip_extension may hold only digits, letters, dot, underscore and hyphen');
   }
   checkSeats(input.seats);
-  const tier: Tier = input.tier ?? 'starter';
+  const tier: Tier = checkTier(input.tier) ?? 'starter';
   const voiceAi = input.voice_ai_enabled ?? false;
   const problem = tierProblem({ currentTier: null, nextTier: tier, voiceAiEnabled: voiceAi });
   if (problem) throw unprocessable(problem);
@@ -79,7 +92,7 @@ export async function createTenant(deps: AppDeps, input: AdminCreateTenantInput)
 }
 
 export async function getTenant(deps: AppDeps, tenantId: string) {
-  const tenant = await withTenant(deps.db, tenantId, (tx) => tx.tenant.findUnique({ where: { id: tenantId } }));
+  const tenant = await findTenantById(deps.db, tenantId);
   if (!tenant) throw notFound();
   return tenantView(tenant, deps.config.AI_MAX_CALL_SECONDS_DEFAULT);
 }
@@ -95,7 +108,9 @@ async function updateTenant(
     return await withTenant(deps.db, tenantId, async (tx) => {
       const current = await findTenant(tx, tenantId);
       if (!current) throw notFound();
-      const data = build(current);
+      // Only the fields actually sent; nothing sent (or an idempotent repeat) changes and records nothing.
+      const data = Object.fromEntries(Object.entries(build(current)).filter(([, v]) => v !== undefined)) as Prisma.TenantUpdateInput;
+      if (Object.keys(data).length === 0) return tenantView(current, deps.config.AI_MAX_CALL_SECONDS_DEFAULT);
       const updated = await tx.tenant.update({ where: { id: tenantId }, data });
       await appendAudit(tx, tenantId, {
         actorType: actor.type,
@@ -119,28 +134,37 @@ function findTenant(tx: Prisma.TransactionClient, tenantId: string) {
 
 export function patchTenantAsOperator(deps: AppDeps, tenantId: string, input: AdminPatchTenantInput) {
   const name = input.name === undefined ? undefined : checkName(input.name);
+  const tier = checkTier(input.tier);
   checkSeats(input.seats);
-  checkNonNegative('ai_monthly_budget_usd', input.ai_monthly_budget_usd);
-  checkNonNegative('sms_monthly_budget_usd', input.sms_monthly_budget_usd);
+  checkMoney('ai_monthly_budget_usd', input.ai_monthly_budget_usd);
+  checkMoney('sms_monthly_budget_usd', input.sms_monthly_budget_usd);
   checkPositiveInt('ai_max_call_seconds', input.ai_max_call_seconds, 86_400);
   checkPositiveInt('max_cps', input.max_cps, 10_000);
   checkPositiveInt('max_concurrent_channels', input.max_concurrent_channels, 100_000);
-  if (input.abandon_seller_phone && !isE164(input.abandon_seller_phone)) {
-    throw unprocessable('abandon_seller_phone must be a valid E.164 number');
+  // null clears these; an empty or blank string is not a value (it would read as "set").
+  let sellerName = input.abandon_seller_name;
+  if (typeof sellerName === 'string') {
+    sellerName = sellerName.trim();
+    if (sellerName.length === 0 || sellerName.length > MAX_NAME) {
+      throw unprocessable(`abandon_seller_name must be 1 to ${MAX_NAME} characters (null clears it)`);
+    }
   }
-  if (input.tax_country && !/^[A-Z]{2}$/.test(input.tax_country)) {
-    throw unprocessable('tax_country must be an ISO 3166-1 alpha-2 code');
+  if (typeof input.abandon_seller_phone === 'string' && !isE164(input.abandon_seller_phone)) {
+    throw unprocessable('abandon_seller_phone must be a valid E.164 number (null clears it)');
+  }
+  if (typeof input.tax_country === 'string' && !/^[A-Z]{2}$/.test(input.tax_country)) {
+    throw unprocessable('tax_country must be an ISO 3166-1 alpha-2 code in upper case (null clears it)');
   }
   return updateTenant(deps, tenantId, { type: 'operator', id: null }, 'tenant.updated', (current) => {
-    const nextTier = (input.tier ?? current.tier) as Tier;
+    const nextTier = tier ?? (current.tier as Tier);
     const voiceAi = input.voice_ai_enabled ?? current.voiceAiEnabled;
-    if (input.tier !== undefined || input.voice_ai_enabled !== undefined) {
+    if (tier !== undefined || input.voice_ai_enabled !== undefined) {
       const problem = tierProblem({ currentTier: current.tier as Tier, nextTier, voiceAiEnabled: voiceAi });
       if (problem) throw unprocessable(problem);
     }
     return {
       name,
-      tier: input.tier,
+      tier,
       voiceAiEnabled: input.voice_ai_enabled,
       seats: input.seats,
       aiMonthlyBudgetUsd: input.ai_monthly_budget_usd,
@@ -149,7 +173,7 @@ export function patchTenantAsOperator(deps: AppDeps, tenantId: string, input: Ad
       humanInitiatedEnabled: input.human_initiated_enabled,
       maxCps: input.max_cps,
       maxConcurrentChannels: input.max_concurrent_channels,
-      abandonSellerName: input.abandon_seller_name,
+      abandonSellerName: sellerName,
       abandonSellerPhone: input.abandon_seller_phone,
       taxCountry: input.tax_country,
       taxRegion: input.tax_region,

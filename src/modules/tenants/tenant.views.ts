@@ -4,7 +4,13 @@ import { effectiveAiMaxCallSeconds } from './tenant.rules';
 
 const money = (d: { toString(): string } | null): number | null => (d === null ? null : Number(d.toString()));
 
-export function tenantView(t: Tenant, platformAiMaxCallSeconds: number) {
+/** A tenant row from Prisma or from plain SQL (numeric columns arrive as strings there). */
+export type TenantRecord = Omit<Tenant, 'aiMonthlyBudgetUsd' | 'smsMonthlyBudgetUsd'> & {
+  aiMonthlyBudgetUsd: { toString(): string } | null;
+  smsMonthlyBudgetUsd: { toString(): string } | null;
+};
+
+export function tenantView(t: TenantRecord, platformAiMaxCallSeconds: number) {
   return {
     id: t.id,
     name: t.name,

@@ -1,0 +1,22 @@
+import type { Database } from '../../lib/db';
+import { withTenantSql } from '../../lib/tenancy';
+import type { TenantRecord } from './tenant.views';
+
+// Aliases match the Prisma model's field names so both paths share one view.
+const TENANT_COLUMNS = `
+  id, account_id AS "accountId", name, status, retention_months AS "retentionMonths", seats, tier,
+  voice_ai_enabled AS "voiceAiEnabled", ai_monthly_budget_usd AS "aiMonthlyBudgetUsd",
+  ai_max_call_seconds AS "aiMaxCallSeconds", sms_monthly_budget_usd AS "smsMonthlyBudgetUsd",
+  human_initiated_enabled AS "humanInitiatedEnabled", max_cps AS "maxCps",
+  max_concurrent_channels AS "maxConcurrentChannels", abandon_seller_name AS "abandonSellerName",
+  abandon_seller_phone AS "abandonSellerPhone", tax_country AS "taxCountry", tax_region AS "taxRegion",
+  tax_postal_code AS "taxPostalCode", suspended_at AS "suspendedAt", created_at AS "createdAt",
+  updated_at AS "updatedAt"`;
+
+/** The tenant row, read on nearly every request (GET /v1/me): plain SQL, one statement. */
+export async function findTenantById(db: Database, tenantId: string): Promise<TenantRecord | null> {
+  const rows = await withTenantSql(db, tenantId, (sql) =>
+    sql.query<TenantRecord>(`SELECT ${TENANT_COLUMNS} FROM tenants WHERE id = $1`, [tenantId]),
+  );
+  return rows[0] ?? null;
+}
