@@ -61,7 +61,7 @@ export async function api(port: number, method: string, route: string, token: st
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, body: text ? (JSON.parse(text) as any) : null };
+  return { status: res.status, body: text ? (JSON.parse(text)) : null };
 }
 
 export function argNumber(name: string, fallback: number): number {

@@ -9,7 +9,9 @@ const optionalString = z
   .string()
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
-const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
+// A variable set to an empty string means "not set", so the default applies.
+const blankAsUnset = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
+const port = (fallback: number) => z.preprocess(blankAsUnset, z.coerce.number().int().min(0).max(65535).default(fallback));
 
 const EnvSchema = z.object({
   NODE_ENV: z.string().default('development'),
@@ -18,13 +20,13 @@ const EnvSchema = z.object({
   HOST: z.string().default('0.0.0.0'),
   DATABASE_URL: optionalString,
   APP_DATABASE_URL: optionalString,
-  DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(20),
+  DB_POOL_MAX: z.preprocess(blankAsUnset, z.coerce.number().int().min(1).max(200).default(20)),
   ADMIN_API_TOKEN: optionalString,
   TEMPORAL_ADDRESS: optionalString,
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_TASK_QUEUE: z.string().default('dialer'),
   ESL_HOST: optionalString,
-  ESL_PORT: z.coerce.number().int().optional(),
+  ESL_PORT: z.preprocess(blankAsUnset, z.coerce.number().int().min(1).max(65535).optional()),
   ESL_PASSWORD: optionalString,
   PUBLIC_BASE_URL: optionalString,
   EGRESS_ALLOWLIST: z.string().default(''),
@@ -32,8 +34,8 @@ const EnvSchema = z.object({
   MAIL_FROM: z.string().default('no-reply@dialer.invalid'),
   APP_ENCRYPTION_KEY: optionalString,
   LOG_LEVEL: z.string().default('info'),
-  PASSWORD_PBKDF2_ITERATIONS: z.coerce.number().int().min(1000).default(210_000),
-  AI_MAX_CALL_SECONDS_DEFAULT: z.coerce.number().int().positive().default(900),
+  PASSWORD_PBKDF2_ITERATIONS: z.preprocess(blankAsUnset, z.coerce.number().int().min(1000).default(210_000)),
+  AI_MAX_CALL_SECONDS_DEFAULT: z.preprocess(blankAsUnset, z.coerce.number().int().positive().default(900)),
   DATA_DIR: z.string().default(path.join(ROOT_DIR, '.data')),
   TOOLS_DIR: z.string().default(path.join(ROOT_DIR, '.tools')),
 });

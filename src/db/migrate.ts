@@ -20,10 +20,15 @@ interface MigrationFile {
   checksum: string;
 }
 
+/** A migration folder: a 14-digit timestamp, an underscore and any name (as `prisma migrate` makes them). */
+export const MIGRATION_DIR_RE = /^\d{14}_\S+$/;
+
 async function readMigrations(dir: string): Promise<MigrationFile[]> {
   const entries = await readdir(dir, { withFileTypes: true });
+  // Every timestamped folder is a migration: one with an unusual name (capitals, hyphens) is
+  // applied, never silently skipped. Other folders and files (migration_lock.toml) are not.
   const names = entries
-    .filter((e) => e.isDirectory() && /^\d{14}_[a-z0-9_]+$/.test(e.name))
+    .filter((e) => e.isDirectory() && MIGRATION_DIR_RE.test(e.name))
     .map((e) => e.name)
     .sort();
   return Promise.all(

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Prisma } from '../../prisma/generated/client';
 import type { Tx } from './tenancy';
 
 export type ActorType = 'api_key' | 'user' | 'agent' | 'operator' | 'system' | 'workflow';
@@ -34,7 +35,7 @@ export async function appendAudit(tx: Tx, tenantId: string, entry: AuditEntry): 
       action: entry.action,
       subjectType: entry.subjectType ?? null,
       subjectId: entry.subjectId ?? null,
-      payload: (entry.payload ?? {}) as object,
+      payload: (entry.payload ?? {}) as Prisma.InputJsonObject,
       seq: 0,
       prevHash: '',
       hash: '',
@@ -58,32 +59,34 @@ export interface ChainRow {
   hash: string;
 }
 
-/** The exact text the database hashed for a row (mirror of SQL audit_log_canonical). */
+function auditField(value: string | null): string {
+  return value === null ? 'N;' : `${Buffer.byteLength(value, 'utf8')}:${value};`;
+}
+
+/**
+ * The exact text the database hashed for a row (mirror of SQL audit_log_canonical): every field
+ * length-prefixed, NULL distinct from empty, so two different rows never share a text.
+ */
 export function canonicalAuditText(r: Omit<ChainRow, 'hash'>): string {
-  return [
-    'v1',
-    r.tenant_id,
-    r.seq,
-    r.prev_hash,
-    r.occurred_at,
-    r.actor_type,
-    r.actor_id ?? '',
-    r.action,
-    r.subject_type ?? '',
-    r.subject_id ?? '',
-    r.payload_text,
-  ].join('\n');
+  return (
+    'audit-v1;' +
+    [r.tenant_id, r.seq, r.prev_hash, r.occurred_at, r.actor_type, r.actor_id, r.action, r.subject_type, r.subject_id, r.payload_text]
+      .map(auditField)
+      .join('')
+  );
 }
 
 export const AUDIT_GENESIS_HASH = '0'.repeat(64);
 
 /** Reads a tenant's chain in order and checks every link; returns the first broken seq or null. */
 export async function verifyAuditChain(tx: Tx, tenantId: string): Promise<{ rows: number; brokenAt: string | null }> {
+  // ORDER BY names the table column: a bare "seq" would be the text output column (10 before 2).
   const rows = await tx.$queryRaw<ChainRow[]>`
     SELECT tenant_id::text, seq::text, prev_hash,
            to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS occurred_at,
            actor_type, actor_id, action, subject_type, subject_id, payload::text AS payload_text, hash
-      FROM audit_log WHERE tenant_id = ${tenantId}::uuid ORDER BY seq`;
+      FROM audit_log WHERE tenant_id = ${tenantId}::uuid
+     ORDER BY audit_log.seq`;
   let prev = AUDIT_GENESIS_HASH;
   for (const row of rows) {
     const digest = createHash('sha256').update(canonicalAuditText(row), 'utf8').digest('hex');

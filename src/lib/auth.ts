@@ -8,7 +8,8 @@ import { classifyBearer, safeEqual, sha256Hex } from './tokens';
 export function bearerToken(c: Context): string | null {
   const header = c.req.header('authorization');
   if (!header) return null;
-  const match = /^Bearer ([^\s]+)$/.exec(header);
+  // The scheme name is case-insensitive (RFC 7235).
+  const match = /^Bearer ([^\s]+)$/i.exec(header);
   return match?.[1] ?? null;
 }
 

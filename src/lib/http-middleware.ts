@@ -1,7 +1,6 @@
 import type { Context, ErrorHandler, MiddlewareHandler, NotFoundHandler } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
-import { routePath } from 'hono/route';
+import { matchedRoutes } from 'hono/route';
 import type { AppEnv } from './context';
 import { AppError, badRequest, internal, notFound, payloadTooLarge, unsupportedMediaType } from './errors';
 import type { Logger } from './logger';
@@ -27,23 +26,60 @@ export function requestLogging(logger: Logger, metrics: HttpMetrics): Middleware
   };
 }
 
+/**
+ * The template of the route that handles the request (`/v1/users/:id`), from the routes the
+ * router matched. Middleware entries (method ALL, such as `/v1/*`) are not routes: a request that
+ * matched nothing else (an unknown path) is `unmatched`, so the label set stays bounded.
+ */
 function matchedTemplate(c: Context): string {
   try {
-    const template = routePath(c, -1);
-    return template === '/*' || template === '*' ? 'unmatched' : template;
+    const routes = matchedRoutes(c);
+    for (let i = routes.length - 1; i >= 0; i--) {
+      const route = routes[i]!;
+      if (route.method !== 'ALL') return route.path;
+    }
   } catch {
-    return 'unmatched';
+    // no match result (the router never ran)
   }
+  return 'unmatched';
 }
 
-/** 8 MiB cap enforced while streaming, so an oversized body is never buffered whole. */
+/**
+ * 8 MiB cap enforced while streaming, so an oversized body is never buffered (not even up to the
+ * cap, and not before authentication). A declared Content-Length over the cap is refused before a
+ * byte is read (Node's parser never delivers more than the declared length). A body without one
+ * (chunked) is counted as the route reads it: the read fails at the first byte over the cap and
+ * the answer is 413 whatever the reader made of the failure.
+ */
 export function bodySizeLimit(maxSize = MAX_BODY_BYTES): MiddlewareHandler<AppEnv> {
-  return bodyLimit({
-    maxSize,
-    onError: () => {
-      throw payloadTooLarge(`request body exceeds ${maxSize} bytes`);
-    },
-  });
+  const tooLarge = () => payloadTooLarge(`request body exceeds ${maxSize} bytes`);
+  return async (c, next) => {
+    const raw = c.req.raw;
+    if (!raw.body) return next();
+    const declared = raw.headers.get('content-length');
+    if (declared !== null && !raw.headers.has('transfer-encoding')) {
+      if (Number(declared) > maxSize) throw tooLarge();
+      return next();
+    }
+    let size = 0;
+    let exceeded = false;
+    const counted = raw.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          size += chunk.byteLength;
+          if (size > maxSize) {
+            exceeded = true;
+            controller.error(tooLarge());
+            return;
+          }
+          controller.enqueue(chunk);
+        },
+      }),
+    );
+    c.req.raw = new Request(raw, { body: counted, duplex: 'half' });
+    await next();
+    if (exceeded) throw tooLarge();
+  };
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
@@ -81,7 +117,10 @@ export function errorHandler(): ErrorHandler<AppEnv> {
       appError = err;
     } else if (err instanceof HTTPException) {
       // Hono raises these for unreadable bodies (for example malformed JSON).
-      appError = err.status === 413 ? payloadTooLarge() : err.status >= 500 ? internal() : badRequest(err.message || 'malformed request');
+      if (err.status === 413) appError = payloadTooLarge();
+      else if (err.status === 415) appError = unsupportedMediaType('request body must be application/json');
+      else if (err.status >= 500) appError = internal();
+      else appError = badRequest(err.message || 'malformed request');
     } else if (err instanceof SyntaxError) {
       appError = badRequest('malformed JSON body');
     } else {

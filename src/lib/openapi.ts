@@ -63,9 +63,23 @@ export const IdParam = z.object({
     .openapi({ param: { name: 'id', in: 'path' }, format: 'uuid', example: '6f1c2f0e-2b8a-4c1e-9a57-1f0f8a7c9d10' }),
 });
 
-/** Human-readable text for the first validation issue; names the offending key. */
-export function describeIssues(error: ZodError): string {
-  const issue = error.issues[0];
+/** Walks `path` into `input`; false when a segment is absent (the field was not sent). */
+function isPresent(input: unknown, path: readonly PropertyKey[]): boolean {
+  let node: unknown = input;
+  for (const key of path) {
+    if (typeof node !== 'object' || node === null || !Object.prototype.hasOwnProperty.call(node, key)) return false;
+    node = (node as Record<PropertyKey, unknown>)[key];
+  }
+  return node !== undefined;
+}
+
+/**
+ * Human-readable text for a validation failure. An unknown key on a strict object is named first
+ * (whatever else is wrong), then the first other issue. `input` is the value that was validated:
+ * zod strips the offending value from its issues, so it is what tells "missing" from "wrong type".
+ */
+export function describeIssues(error: ZodError, input?: unknown): string {
+  const issue = error.issues.find((i) => i.code === 'unrecognized_keys') ?? error.issues[0];
   if (!issue) return 'invalid request';
   const where = issue.path.length ? issue.path.join('.') : null;
   if (issue.code === 'unrecognized_keys') {
@@ -73,8 +87,14 @@ export function describeIssues(error: ZodError): string {
     const prefix = where ? `${where}.` : '';
     return `unknown field${keys.length > 1 ? 's' : ''}: ${keys.map((k) => `'${prefix}${k}'`).join(', ')}`;
   }
-  if (issue.code === 'invalid_type' && (issue as { input?: unknown }).input === undefined && where) {
-    return `field '${where}' is required`;
+  if (issue.code === 'invalid_type' && where) {
+    const missing =
+      input !== undefined
+        ? !isPresent(input, issue.path)
+        : 'input' in issue
+          ? (issue as { input?: unknown }).input === undefined
+          : /received undefined$/.test(issue.message);
+    if (missing) return `field '${where}' is required`;
   }
   return where ? `field '${where}': ${issue.message}` : issue.message;
 }
@@ -82,7 +102,7 @@ export function describeIssues(error: ZodError): string {
 const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
   if (result.success) return;
   if (result.target === 'param') throw notFound();
-  throw badRequest(describeIssues(result.error as ZodError));
+  throw badRequest(describeIssues(result.error, (result as { data?: unknown }).data));
 };
 
 /** Every module builds its routes on this, so validation failures map to the one envelope. */

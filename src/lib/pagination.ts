@@ -17,12 +17,27 @@ export function decodeCursor(cursor: string, arity: number): (string | number)[]
       value.length === arity &&
       value.every((v) => typeof v === 'string' || typeof v === 'number')
     ) {
-      return value as (string | number)[];
+      return value;
     }
   } catch {
     // fall through to the one error below
   }
   throw badRequest('cursor is not valid');
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The common (timestamp, id) keyset cursor. decodeCursor only checks the JSON shape; this also
+ * checks the parts, so a forged cursor is 400 and never reaches a query.
+ */
+export function decodeTimestampIdCursor(cursor: string): { at: Date; id: string } {
+  const [at, id] = decodeCursor(cursor, 2);
+  const when = typeof at === 'string' ? new Date(at) : new Date(NaN);
+  if (Number.isNaN(when.getTime()) || typeof id !== 'string' || !UUID_RE.test(id)) {
+    throw badRequest('cursor is not valid');
+  }
+  return { at: when, id: id.toLowerCase() };
 }
 
 /** `limit` query parameter with a route's default and maximum; above the maximum is 400. */

@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 const pbkdf2Async = promisify(pbkdf2);
 const KEY_LENGTH = 64;
 const SALT_BYTES = 16;
+const MAX_ITERATIONS = 10_000_000;
 
 export const PASSWORD_MIN = 12;
 export const PASSWORD_MAX = 128;
@@ -27,8 +28,11 @@ export async function hashPassword(password: string, iterations: number): Promis
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
   const [scheme, iterText, saltB64, keyB64] = stored.split('$');
   if (scheme !== 'pbkdf2_sha512' || !iterText || !saltB64 || !keyB64) return false;
+  const iterations = Number(iterText);
   const expected = Buffer.from(keyB64, 'base64');
-  const key = await pbkdf2Async(password, Buffer.from(saltB64, 'base64'), Number(iterText), expected.length, 'sha512');
+  // A malformed or tampered hash is a failed verification, never an exception or a CPU sink.
+  if (!Number.isSafeInteger(iterations) || iterations < 1 || iterations > MAX_ITERATIONS || expected.length === 0) return false;
+  const key = await pbkdf2Async(password, Buffer.from(saltB64, 'base64'), iterations, expected.length, 'sha512');
   return timingSafeEqual(key, expected);
 }
 

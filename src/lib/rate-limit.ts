@@ -29,7 +29,10 @@ export type BudgetName = keyof typeof RATE_BUDGETS;
 export class RateLimits {
   private readonly limiters = new Map<BudgetName, RateLimiterPostgres>();
 
-  constructor(pool: Pool, budgets: Record<BudgetName, FixedWindow> = RATE_BUDGETS) {
+  constructor(
+    pool: Pool,
+    private readonly budgets: Record<BudgetName, FixedWindow> = RATE_BUDGETS,
+  ) {
     for (const [name, budget] of Object.entries(budgets) as [BudgetName, FixedWindow][]) {
       this.limiters.set(
         name,
@@ -67,7 +70,7 @@ export class RateLimits {
   /** True when the budget is used up, without spending (checked before the expensive step). */
   async exhausted(name: BudgetName, key: string): Promise<boolean> {
     const res = await this.limiter(name).get(sha256Hex(key));
-    return res !== null && res.consumedPoints >= RATE_BUDGETS[name].points;
+    return res !== null && res.consumedPoints >= this.budgets[name].points;
   }
 
   /** Records one failure without refusing (the refusal is decided by exhausted()). */

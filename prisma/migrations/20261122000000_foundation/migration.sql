@@ -135,8 +135,9 @@ CREATE INDEX mail_outbox_tenant_idx ON mail_outbox (tenant_id, created_at);
 
 -- ---------------------------------------------------------------------------------------------
 -- Hash-chained audit log. The chain is computed in the database so no writer can skip a link:
--- hash = sha256(canonical text), canonical text = the fields joined by newlines, payload as
--- jsonb text (deterministic for a given value). See audit_log_canonical().
+-- hash = sha256(canonical text). The canonical text encodes every field as <UTF-8 byte length>:<text>;
+-- (NULL as N;), so no two different rows share a text; the payload is its jsonb text, which is
+-- deterministic for a given value. src/lib/audit.ts mirrors it for independent verification.
 CREATE TABLE audit_log (
   id           uuid PRIMARY KEY DEFAULT gen_random_uuid(),
   tenant_id    uuid NOT NULL REFERENCES tenants (id),
@@ -154,16 +155,20 @@ CREATE TABLE audit_log (
 );
 CREATE INDEX audit_log_subject_idx ON audit_log (tenant_id, subject_type, subject_id);
 
+CREATE FUNCTION audit_field(p_value text) RETURNS text
+  LANGUAGE sql IMMUTABLE
+  AS $$ SELECT CASE WHEN p_value IS NULL THEN 'N;' ELSE octet_length(p_value)::text || ':' || p_value || ';' END $$;
+
 CREATE FUNCTION audit_log_canonical(
   p_tenant_id uuid, p_seq bigint, p_prev_hash text, p_occurred_at timestamptz, p_actor_type text,
   p_actor_id text, p_action text, p_subject_type text, p_subject_id text, p_payload jsonb
 ) RETURNS text
   LANGUAGE sql IMMUTABLE
   AS $$
-    SELECT 'v1' || E'\n' || p_tenant_id::text || E'\n' || p_seq::text || E'\n' || p_prev_hash || E'\n'
-      || to_char(p_occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || E'\n'
-      || p_actor_type || E'\n' || coalesce(p_actor_id, '') || E'\n' || p_action || E'\n'
-      || coalesce(p_subject_type, '') || E'\n' || coalesce(p_subject_id, '') || E'\n' || p_payload::text
+    SELECT 'audit-v1;' || audit_field(p_tenant_id::text) || audit_field(p_seq::text) || audit_field(p_prev_hash)
+      || audit_field(to_char(p_occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+      || audit_field(p_actor_type) || audit_field(p_actor_id) || audit_field(p_action)
+      || audit_field(p_subject_type) || audit_field(p_subject_id) || audit_field(p_payload::text)
   $$;
 
 CREATE FUNCTION audit_log_chain() RETURNS trigger

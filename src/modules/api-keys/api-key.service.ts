@@ -2,7 +2,7 @@ import type { ApiKey } from '../../../prisma/generated/client';
 import type { AppDeps } from '../../deps';
 import { appendAudit, type ActorType } from '../../lib/audit';
 import { notFound } from '../../lib/errors';
-import { decodeCursor, paginate } from '../../lib/pagination';
+import { decodeTimestampIdCursor, paginate } from '../../lib/pagination';
 import { withTenant } from '../../lib/tenancy';
 import { mintToken, sha256Hex } from '../../lib/tokens';
 
@@ -13,15 +13,12 @@ export function apiKeyView(k: ApiKey) {
 }
 
 export async function listApiKeys(deps: AppDeps, tenantId: string, limit: number, cursor?: string) {
-  const after = cursor ? decodeCursor(cursor, 2) : null;
+  const after = cursor ? decodeTimestampIdCursor(cursor) : null;
   const rows = await withTenant(deps.db, tenantId, (tx) =>
     tx.apiKey.findMany({
       where: after
         ? {
-            OR: [
-              { createdAt: { gt: new Date(String(after[0])) } },
-              { createdAt: new Date(String(after[0])), id: { gt: String(after[1]) } },
-            ],
+            OR: [{ createdAt: { gt: after.at } }, { createdAt: after.at, id: { gt: after.id } }],
           }
         : {},
       orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],

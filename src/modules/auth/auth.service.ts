@@ -61,6 +61,15 @@ export async function login(deps: AppDeps, email: string, password: string) {
   const token = mintToken('ddu_');
   return withTenant(deps.db, account.tenant_id, async (tx) => {
     const now = new Date();
+    // The password was checked against a hash read before this transaction. Only open the session
+    // if that hash is still the user's (row-locked from here to commit): a password change or
+    // reset that commits while the login is in flight would otherwise miss the new session, and
+    // the old password would keep a live session after "every session was revoked".
+    const current = await tx.user.updateMany({
+      where: { id: account.user_id, passwordHash: account.password_hash, status: 'active' },
+      data: { lastLoginAt: now },
+    });
+    if (current.count !== 1) throw unauthorized(INVALID_LOGIN);
     const session = await tx.userSession.create({
       data: {
         tenantId: account.tenant_id,
@@ -69,7 +78,7 @@ export async function login(deps: AppDeps, email: string, password: string) {
         expiresAt: new Date(now.getTime() + SESSION_TTL_MS),
       },
     });
-    const user = await tx.user.update({ where: { id: account.user_id }, data: { lastLoginAt: now } });
+    const user = await tx.user.findUniqueOrThrow({ where: { id: account.user_id } });
     const tenant = await tx.tenant.findUniqueOrThrow({ where: { id: account.tenant_id } });
     await appendAudit(tx, account.tenant_id, {
       actorType: 'user',
@@ -125,6 +134,9 @@ export async function requestPasswordReset(deps: AppDeps, email: string): Promis
   const link = `${deps.config.publicBaseUrl}/reset-password?token=${encodeURIComponent(token)}`;
   try {
     await withTenant(deps.db, account.tenant_id, async (tx) => {
+      // One issuer per user at a time: concurrent requests would otherwise each find nothing to
+      // supersede and leave several live links.
+      await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`password_reset:${account.user_id}`}, 0))`;
       const now = new Date();
       await tx.passwordResetToken.updateMany({
         where: { userId: account.user_id, usedAt: null, supersededAt: null },
@@ -187,7 +199,9 @@ export async function confirmPasswordReset(deps: AppDeps, token: string, passwor
     });
     // Lost a race with another redemption or a newer request: same 401 as any bad token.
     if (burned.count !== 1) throw unauthorized('reset token is not valid');
-    await tx.user.update({ where: { id: reset.user_id }, data: { passwordHash, passwordUpdatedAt: now } });
+    // A link issued before the user was disabled is as dead as any other bad token.
+    const written = await tx.user.updateMany({ where: { id: reset.user_id, status: 'active' }, data: { passwordHash, passwordUpdatedAt: now } });
+    if (written.count !== 1) throw unauthorized('reset token is not valid');
     const sessions = await tx.userSession.updateMany({ where: { userId: reset.user_id, revokedAt: null }, data: { revokedAt: now } });
     await appendAudit(tx, reset.tenant_id, {
       actorType: 'user',
@@ -217,7 +231,18 @@ export async function changeOwnPassword(
   const passwordHash = await hashPassword(newPassword, deps.config.PASSWORD_PBKDF2_ITERATIONS);
   return withTenant(deps.db, principal.tenantId, async (tx) => {
     const now = new Date();
-    const updated = await tx.user.update({ where: { id: principal.userId }, data: { passwordHash, passwordUpdatedAt: now } });
+    // Write only over the hash the current password was proven against (row-locked to commit): a
+    // concurrent change, reset or disable that committed first makes this one a 401 instead of
+    // silently overwriting it.
+    const written = await tx.user.updateMany({
+      where: { id: principal.userId, passwordHash: user.passwordHash, status: 'active' },
+      data: { passwordHash, passwordUpdatedAt: now },
+    });
+    if (written.count !== 1) throw unauthorized('current password is not correct');
+    // The calling session stays; if it was revoked meanwhile there is no caller left to keep.
+    const calling = await tx.userSession.count({ where: { id: principal.sessionId, revokedAt: null } });
+    if (calling !== 1) throw unauthorized();
+    const updated = await tx.user.findUniqueOrThrow({ where: { id: principal.userId } });
     const sessions = await tx.userSession.updateMany({
       where: { userId: principal.userId, revokedAt: null, id: { not: principal.sessionId } },
       data: { revokedAt: now },

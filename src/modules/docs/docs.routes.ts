@@ -40,7 +40,7 @@ const INIT = `window.ui = SwaggerUIBundle({ url: '/v1/openapi.json', dom_id: '#u
 export function docsRoutes(root: () => OpenAPIHono<AppEnv>) {
   const app = createRouter();
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const assetDir: string = require('swagger-ui-dist').getAbsoluteFSPath();
+  const assetDir = (require('swagger-ui-dist') as { getAbsoluteFSPath(): string }).getAbsoluteFSPath();
   let cached: ReturnType<typeof buildOpenApiDocument> | null = null;
 
   app.openapi(

@@ -5,6 +5,16 @@ export type Tier = (typeof TIERS)[number];
 
 const dateTime = z.string().openapi({ format: 'date-time' });
 
+/**
+ * Tier on the write side: any string is well-typed; a value outside the vocabulary is a semantic
+ * problem (422 unprocessable, checked by the service together with the retired-tier and voice-AI
+ * rules), not a 400.
+ */
+const tierInput = z.string().openapi({
+  enum: [...TIERS],
+  description: 'Tier vocabulary; compliance_pro and audit_shield are retired and cannot be newly assigned (422)',
+});
+
 export const TenantSchema = z
   .object({
     id: z.string().uuid(),
@@ -58,7 +68,7 @@ export const AdminCreateTenantBody = z
       email: z.string(),
       sip_extension: z.string().optional(),
     }),
-    tier: z.enum(TIERS).optional(),
+    tier: tierInput.optional(),
     voice_ai_enabled: z.boolean().optional(),
     seats: z.number().int().optional(),
   })
@@ -70,12 +80,15 @@ export const AdminCreateTenantResponse = z.object({
   api_key: z.object({ token: z.string().openapi({ description: 'The first dd_ key, shown once' }) }),
 });
 
-const nullableMoney = z.number().nullable();
+const nullableMoney = z
+  .number()
+  .nullable()
+  .openapi({ description: 'US dollars, at most two decimals kept; 0 to 999999999999.99; null = no cap' });
 
 export const AdminPatchTenantBody = z
   .strictObject({
     name: z.string(),
-    tier: z.enum(TIERS),
+    tier: tierInput,
     voice_ai_enabled: z.boolean(),
     seats: z.number().int(),
     ai_monthly_budget_usd: nullableMoney,

@@ -1,7 +1,7 @@
 import type { AppDeps } from '../../deps';
 import { appendAudit, type ActorType } from '../../lib/audit';
 import { conflict, isUniqueViolation, notFound, unprocessable } from '../../lib/errors';
-import { decodeCursor, paginate } from '../../lib/pagination';
+import { decodeTimestampIdCursor, paginate } from '../../lib/pagination';
 import { hashPassword, passwordPolicyError } from '../../lib/passwords';
 import { withTenant } from '../../lib/tenancy';
 import { isEmail } from '../tenants/tenant.rules';
@@ -16,15 +16,12 @@ export async function getCurrentUser(deps: AppDeps, tenantId: string, userId: st
 }
 
 export async function listUsers(deps: AppDeps, tenantId: string, limit: number, cursor?: string) {
-  const after = cursor ? decodeCursor(cursor, 2) : null;
+  const after = cursor ? decodeTimestampIdCursor(cursor) : null;
   const rows = await withTenant(deps.db, tenantId, (tx) =>
     tx.user.findMany({
       where: after
         ? {
-            OR: [
-              { createdAt: { gt: new Date(String(after[0])) } },
-              { createdAt: new Date(String(after[0])), id: { gt: String(after[1]) } },
-            ],
+            OR: [{ createdAt: { gt: after.at } }, { createdAt: after.at, id: { gt: after.id } }],
           }
         : {},
       orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
@@ -52,6 +49,8 @@ export async function createUser(
   const passwordHash = await hashPassword(input.password, deps.config.PASSWORD_PBKDF2_ITERATIONS);
   try {
     return await withTenant(deps.db, tenantId, async (tx) => {
+      // Serializes user creation per tenant: two concurrent "first" users must not both see zero.
+      await tx.$queryRaw`SELECT id FROM tenants WHERE id = ${tenantId}::uuid FOR UPDATE`;
       const existing = await tx.user.count();
       const user = await tx.user.create({
         data: { tenantId, email, name: (input.name ?? '').trim(), passwordHash, role: existing === 0 ? 'account_admin' : 'member' },
@@ -81,6 +80,7 @@ export function disableUser(deps: AppDeps, tenantId: string, actor: Actor, userI
     const now = new Date();
     const updated = await tx.user.update({ where: { id: userId }, data: { status: 'disabled' } });
     const revoked = await tx.userSession.updateMany({ where: { userId, revokedAt: null }, data: { revokedAt: now } });
+    await tx.passwordResetToken.updateMany({ where: { userId, usedAt: null, supersededAt: null }, data: { supersededAt: now } });
     await appendAudit(tx, tenantId, {
       actorType: actor.type,
       actorId: actor.id,

@@ -1,0 +1,120 @@
+import path from 'node:path';
+import { APP_ROLE, DEFAULT_DATABASE_URL, deriveAppDatabaseUrl, loadConfig, OWNER_ROLE, ROOT_DIR, SERVICE_VERSION } from '../../src/config';
+
+describe('loadConfig', () => {
+  it('has the documented defaults for an empty environment', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      NODE_ENV: 'development',
+      PORT: 8080,
+      METRICS_PORT: 9464,
+      HOST: '0.0.0.0',
+      DB_POOL_MAX: 20,
+      TEMPORAL_NAMESPACE: 'default',
+      TEMPORAL_TASK_QUEUE: 'dialer',
+      MAIL_FROM: 'no-reply@dialer.invalid',
+      LOG_LEVEL: 'info',
+      PASSWORD_PBKDF2_ITERATIONS: 210_000,
+      AI_MAX_CALL_SECONDS_DEFAULT: 900,
+      DATA_DIR: path.join(ROOT_DIR, '.data'),
+      TOOLS_DIR: path.join(ROOT_DIR, '.tools'),
+      ownerDatabaseUrl: DEFAULT_DATABASE_URL,
+      appDatabaseUrl: 'postgresql://dialer_app@127.0.0.1:5432/dialer',
+      publicBaseUrl: 'http://127.0.0.1:8080',
+      egressAllowlist: [],
+    });
+    expect(config.ADMIN_API_TOKEN).toBeUndefined();
+    expect(config.TEMPORAL_ADDRESS).toBeUndefined();
+    expect(config.SMTP_URL).toBeUndefined();
+    expect(config.APP_ENCRYPTION_KEY).toBeUndefined();
+  });
+
+  it('treats blank optional strings as unset and trims the others', () => {
+    const config = loadConfig({ ADMIN_API_TOKEN: '   ', TEMPORAL_ADDRESS: '', SMTP_URL: ' smtp://mail:25 ' });
+    expect(config.ADMIN_API_TOKEN).toBeUndefined();
+    expect(config.TEMPORAL_ADDRESS).toBeUndefined();
+    expect(config.SMTP_URL).toBe('smtp://mail:25');
+  });
+
+  it('coerces numbers and derives URLs from the environment', () => {
+    const config = loadConfig({
+      PORT: '3000',
+      METRICS_PORT: '0',
+      DB_POOL_MAX: '5',
+      DATABASE_URL: 'postgresql://admin:s3cret@db.internal:6543/dialer_prod?sslmode=require',
+      PUBLIC_BASE_URL: 'https://api.example.com///',
+      EGRESS_ALLOWLIST: ' hooks.example.com, ,10.0.0.0/8 ,',
+    });
+    expect(config.PORT).toBe(3000);
+    expect(config.METRICS_PORT).toBe(0);
+    expect(config.DB_POOL_MAX).toBe(5);
+    expect(config.ownerDatabaseUrl).toBe('postgresql://admin:s3cret@db.internal:6543/dialer_prod?sslmode=require');
+    expect(config.appDatabaseUrl).toBe('postgresql://dialer_app@db.internal:6543/dialer_prod?sslmode=require');
+    expect(config.publicBaseUrl).toBe('https://api.example.com');
+    expect(config.egressAllowlist).toEqual(['hooks.example.com', '10.0.0.0/8']);
+  });
+
+  it('uses APP_DATABASE_URL verbatim when set', () => {
+    const config = loadConfig({
+      DATABASE_URL: 'postgresql://admin@db/dialer',
+      APP_DATABASE_URL: 'postgresql://app_user:pw@pooler:6432/dialer',
+    });
+    expect(config.appDatabaseUrl).toBe('postgresql://app_user:pw@pooler:6432/dialer');
+  });
+
+  it.each([
+    ['PORT', '70000'],
+    ['PORT', 'eighty'],
+    ['PORT', '-1'],
+    ['DB_POOL_MAX', '0'],
+    ['DB_POOL_MAX', '201'],
+    ['PASSWORD_PBKDF2_ITERATIONS', '999'],
+    ['AI_MAX_CALL_SECONDS_DEFAULT', '0'],
+  ])('refuses %s=%s naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`invalid environment: .*${name}`));
+  });
+});
+
+describe('deriveAppDatabaseUrl', () => {
+  it('swaps the credentials for the dialer_app role and keeps the rest', () => {
+    expect(APP_ROLE).toBe('dialer_app');
+    expect(OWNER_ROLE).toBe('dialer_owner');
+    expect(deriveAppDatabaseUrl('postgresql://postgres@127.0.0.1:5432/dialer_test')).toBe(
+      'postgresql://dialer_app@127.0.0.1:5432/dialer_test',
+    );
+    expect(deriveAppDatabaseUrl('postgres://owner:p%40ss@db.example.com/app?sslmode=verify-full&application_name=x')).toBe(
+      'postgres://dialer_app@db.example.com/app?sslmode=verify-full&application_name=x',
+    );
+  });
+
+  it('never carries the owner password over', () => {
+    expect(deriveAppDatabaseUrl('postgresql://owner:topsecret@h/d')).not.toContain('topsecret');
+  });
+
+  it('throws on something that is not a URL', () => {
+    expect(() => deriveAppDatabaseUrl('not a url')).toThrow();
+  });
+});
+
+describe('versioning', () => {
+  it('the service version is the interface version 0.36.0', () => {
+    expect(SERVICE_VERSION).toBe('0.36.0');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    expect((require('../../package.json') as { version: string }).version).toBe(SERVICE_VERSION);
+  });
+});
+
+describe('blank environment values', () => {
+  it('fall back to the defaults instead of becoming 0', () => {
+    const config = loadConfig({ PORT: '', METRICS_PORT: '  ', DB_POOL_MAX: '', PASSWORD_PBKDF2_ITERATIONS: '', AI_MAX_CALL_SECONDS_DEFAULT: '' });
+    expect(config.PORT).toBe(8080);
+    expect(config.METRICS_PORT).toBe(9464);
+    expect(config.DB_POOL_MAX).toBe(20);
+    expect(config.PASSWORD_PBKDF2_ITERATIONS).toBe(210_000);
+    expect(config.AI_MAX_CALL_SECONDS_DEFAULT).toBe(900);
+  });
+
+  it('still refuses a value that is set and wrong', () => {
+    expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
+  });
+});
