@@ -39,8 +39,8 @@ const INIT = `window.ui = SwaggerUIBundle({ url: '/v1/openapi.json', dom_id: '#u
 /** The published interface description and a browsable reference page served from local assets. */
 export function docsRoutes(root: () => OpenAPIHono<AppEnv>) {
   const app = createRouter();
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const assetDir = (require('swagger-ui-dist') as { getAbsoluteFSPath(): string }).getAbsoluteFSPath();
+  // Resolve the folder only: requiring the package would load its multi-megabyte bundle.
+  const assetDir = path.dirname(require.resolve('swagger-ui-dist/package.json'));
   let cached: ReturnType<typeof buildOpenApiDocument> | null = null;
 
   app.openapi(
