@@ -40,6 +40,21 @@ export function decodeTimestampIdCursor(cursor: string): { at: Date; id: string 
   return { at: when, id: id.toLowerCase() };
 }
 
+/**
+ * Prisma arguments for a page ordered by (createdAt, id), oldest first, starting after the cursor.
+ * Fetches one row more than the page so paginate() knows whether another page follows.
+ */
+export function createdAtPageArgs(cursor: string | undefined, limit: number) {
+  const after = cursor ? decodeTimestampIdCursor(cursor) : null;
+  return {
+    where: after ? { OR: [{ createdAt: { gt: after.at } }, { createdAt: after.at, id: { gt: after.id } }] } : {},
+    orderBy: [{ createdAt: 'asc' as const }, { id: 'asc' as const }],
+    take: limit + 1,
+  };
+}
+
+export const createdAtKey = (row: { createdAt: Date; id: string }): string[] => [row.createdAt.toISOString(), row.id];
+
 /** `limit` query parameter with a route's default and maximum; above the maximum is 400. */
 export function limitParam(defaultLimit: number, max: number) {
   return z.coerce

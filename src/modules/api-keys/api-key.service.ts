@@ -2,7 +2,7 @@ import type { ApiKey } from '../../../prisma/generated/client';
 import type { AppDeps } from '../../deps';
 import { appendAudit, type ActorType } from '../../lib/audit';
 import { notFound } from '../../lib/errors';
-import { decodeTimestampIdCursor, paginate } from '../../lib/pagination';
+import { createdAtKey, createdAtPageArgs, paginate } from '../../lib/pagination';
 import { withTenant } from '../../lib/tenancy';
 import { mintToken, sha256Hex } from '../../lib/tokens';
 
@@ -13,19 +13,8 @@ export function apiKeyView(k: ApiKey) {
 }
 
 export async function listApiKeys(deps: AppDeps, tenantId: string, limit: number, cursor?: string) {
-  const after = cursor ? decodeTimestampIdCursor(cursor) : null;
-  const rows = await withTenant(deps.db, tenantId, (tx) =>
-    tx.apiKey.findMany({
-      where: after
-        ? {
-            OR: [{ createdAt: { gt: after.at } }, { createdAt: after.at, id: { gt: after.id } }],
-          }
-        : {},
-      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-      take: limit + 1,
-    }),
-  );
-  const { page, nextCursor } = paginate(rows, limit, (k) => [k.createdAt.toISOString(), k.id]);
+  const rows = await withTenant(deps.db, tenantId, (tx) => tx.apiKey.findMany(createdAtPageArgs(cursor, limit)));
+  const { page, nextCursor } = paginate(rows, limit, createdAtKey);
   return { api_keys: page.map(apiKeyView), next_cursor: nextCursor };
 }
 

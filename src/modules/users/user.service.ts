@@ -1,7 +1,7 @@
 import type { AppDeps } from '../../deps';
 import { appendAudit, type ActorType } from '../../lib/audit';
 import { conflict, isUniqueViolation, notFound, unprocessable } from '../../lib/errors';
-import { decodeTimestampIdCursor, paginate } from '../../lib/pagination';
+import { createdAtKey, createdAtPageArgs, paginate } from '../../lib/pagination';
 import { hashPassword, passwordPolicyError } from '../../lib/passwords';
 import { withTenant } from '../../lib/tenancy';
 import { isEmail } from '../tenants/tenant.rules';
@@ -16,19 +16,8 @@ export async function getCurrentUser(deps: AppDeps, tenantId: string, userId: st
 }
 
 export async function listUsers(deps: AppDeps, tenantId: string, limit: number, cursor?: string) {
-  const after = cursor ? decodeTimestampIdCursor(cursor) : null;
-  const rows = await withTenant(deps.db, tenantId, (tx) =>
-    tx.user.findMany({
-      where: after
-        ? {
-            OR: [{ createdAt: { gt: after.at } }, { createdAt: after.at, id: { gt: after.id } }],
-          }
-        : {},
-      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-      take: limit + 1,
-    }),
-  );
-  const { page, nextCursor } = paginate(rows, limit, (u) => [u.createdAt.toISOString(), u.id]);
+  const rows = await withTenant(deps.db, tenantId, (tx) => tx.user.findMany(createdAtPageArgs(cursor, limit)));
+  const { page, nextCursor } = paginate(rows, limit, createdAtKey);
   return { users: page.map(userView), next_cursor: nextCursor };
 }
 
