@@ -42,7 +42,13 @@ export function createApp(deps: AppDeps, httpMetrics: HttpMetrics): OpenAPIHono<
   app.use('*', requestId({ headerName: 'X-Request-ID', limitLength: 128 }));
   app.use('*', requestLogging(deps.logger, httpMetrics));
   app.use('*', bodySizeLimit());
-  app.use('/v1/*', requireJsonBodies());
+  app.use(
+    '/v1/*',
+    requireJsonBodies([
+      { pattern: /^\/v1\/suppressions\/import$/, mediaType: 'text/csv' },
+      { pattern: /^\/v1\/reassigned-numbers\/import$/, mediaType: 'text/csv' },
+    ]),
+  );
   app.use('/v1/*', tenantAuth(deps));
   app.onError(errorHandler());
   app.notFound(notFoundHandler);
@@ -55,5 +61,6 @@ export function createApp(deps: AppDeps, httpMetrics: HttpMetrics): OpenAPIHono<
   app.route('/', mePasswordRoutes(deps));
   app.route('/', userRoutes(deps));
   app.route('/', apiKeyRoutes(deps));
+  // Module routes are registered below this line, one per module.
   return app;
 }

@@ -45,7 +45,8 @@ export async function appendAudit(tx: Tx, tenantId: string, entry: AuditEntry): 
   return row;
 }
 
-export interface ChainRow {
+/** One link of a tenant's chain as it is hashed: the payload enters only as its digest. */
+export interface ChainLink {
   tenant_id: string;
   seq: string;
   prev_hash: string;
@@ -55,8 +56,18 @@ export interface ChainRow {
   action: string;
   subject_type: string | null;
   subject_id: string | null;
-  payload_text: string;
+  payload_sha256: string;
   hash: string;
+}
+
+/** A stored row with its payload in full (jsonb text, exactly as the database hashed it). */
+export type ChainRow = Omit<ChainLink, 'payload_sha256'> & { payload_text: string };
+
+export const sha256Of = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+
+export function linkOf<R extends Omit<ChainRow, 'hash'>>(row: R): Omit<R, 'payload_text'> & { payload_sha256: string } {
+  const { payload_text, ...rest } = row;
+  return { ...rest, payload_sha256: sha256Of(payload_text) };
 }
 
 function auditField(value: string | null): string {
@@ -64,13 +75,13 @@ function auditField(value: string | null): string {
 }
 
 /**
- * The exact text the database hashed for a row (mirror of SQL audit_log_canonical): every field
- * length-prefixed, NULL distinct from empty, so two different rows never share a text.
+ * The exact text the database hashed for a link (mirror of SQL audit_log_canonical): every field
+ * length-prefixed, NULL distinct from empty, so two different links never share a text.
  */
-export function canonicalAuditText(r: Omit<ChainRow, 'hash'>): string {
+export function canonicalAuditText(l: Omit<ChainLink, 'hash'>): string {
   return (
     'audit-v1;' +
-    [r.tenant_id, r.seq, r.prev_hash, r.occurred_at, r.actor_type, r.actor_id, r.action, r.subject_type, r.subject_id, r.payload_text]
+    [l.tenant_id, l.seq, l.prev_hash, l.occurred_at, l.actor_type, l.actor_id, l.action, l.subject_type, l.subject_id, l.payload_sha256]
       .map(auditField)
       .join('')
   );
@@ -78,22 +89,31 @@ export function canonicalAuditText(r: Omit<ChainRow, 'hash'>): string {
 
 export const AUDIT_GENESIS_HASH = '0'.repeat(64);
 
-/** Reads a tenant's chain in order and checks every link; returns the first broken seq or null. */
-export async function verifyAuditChain(tx: Tx, tenantId: string): Promise<{ rows: number; brokenAt: string | null }> {
-  // ORDER BY names the table column: a bare "seq" would be the text output column (10 before 2).
-  const rows = await tx.$queryRaw<ChainRow[]>`
-    SELECT tenant_id::text, seq::text, prev_hash,
-           to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS occurred_at,
-           actor_type, actor_id, action, subject_type, subject_id, payload::text AS payload_text, hash
-      FROM audit_log WHERE tenant_id = ${tenantId}::uuid
-     ORDER BY audit_log.seq`;
-  let prev = AUDIT_GENESIS_HASH;
-  for (const row of rows) {
-    const digest = createHash('sha256').update(canonicalAuditText(row), 'utf8').digest('hex');
-    if (row.prev_hash !== prev || digest !== row.hash) return { rows: rows.length, brokenAt: row.seq };
-    prev = row.hash;
+/** Selects chain rows in the shape ChainRow expects (ORDER BY must name audit_log.seq, not the text column). */
+export const CHAIN_ROW_COLUMNS = `tenant_id::text, seq::text, prev_hash,
+  to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS occurred_at,
+  actor_type, actor_id, action, subject_type, subject_id, payload::text AS payload_text, hash`;
+
+/**
+ * Checks consecutive links: each hash recomputes from its canonical text and each prev_hash is the
+ * hash before it. Returns the first broken seq, or null.
+ */
+export function verifyLinks(links: ChainLink[], startPrevHash = AUDIT_GENESIS_HASH): string | null {
+  let prev = startPrevHash;
+  for (const link of links) {
+    if (link.prev_hash !== prev || sha256Of(canonicalAuditText(link)) !== link.hash) return link.seq;
+    prev = link.hash;
   }
-  return { rows: rows.length, brokenAt: null };
+  return null;
+}
+
+/** Reads a tenant's whole chain in order and checks every link. */
+export async function verifyAuditChain(tx: Tx, tenantId: string): Promise<{ rows: number; brokenAt: string | null }> {
+  const rows = await tx.$queryRawUnsafe<ChainRow[]>(
+    `SELECT ${CHAIN_ROW_COLUMNS} FROM audit_log WHERE tenant_id = $1::uuid ORDER BY audit_log.seq`,
+    tenantId,
+  );
+  return { rows: rows.length, brokenAt: verifyLinks(rows.map(linkOf)) };
 }
 
 /** The audit actor for a request principal. */

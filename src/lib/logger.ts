@@ -4,7 +4,7 @@ export type { Logger };
 
 /**
  * Structured JSON logs. Credentials, passwords and notes are redacted wherever they appear in a
- * logged object; callers never log full phone numbers (mask with maskPhone).
+ * logged object; callers never log full phone numbers (mask with maskPhone from ./phone).
  */
 export function createLogger(level: string, base: Record<string, unknown> = {}): Logger {
   return pino({
@@ -28,9 +28,4 @@ export function createLogger(level: string, base: Record<string, unknown> = {}):
       censor: '[redacted]',
     },
   });
-}
-
-export function maskPhone(phone: string | null | undefined): string | null {
-  if (!phone) return null;
-  return `***${phone.slice(-4)}`;
 }

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { Client } from 'pg';
 import { PrismaClient } from '../../prisma/generated/client';
-import { appendAudit, AUDIT_GENESIS_HASH, canonicalAuditText, verifyAuditChain, type ChainRow } from '../../src/lib/audit';
+import { appendAudit, AUDIT_GENESIS_HASH, canonicalAuditText, linkOf, verifyAuditChain, type ChainRow } from '../../src/lib/audit';
 import { withTenant } from '../../src/lib/tenancy';
 import { provisionTenant, startTestApp, type TestApp } from '../helpers/harness';
 
@@ -38,8 +38,8 @@ describe('audit log hash chain', () => {
       expect(row.hash).toMatch(/^[0-9a-f]{64}$/);
       // The TypeScript mirror of the canonical text is byte-identical to the SQL one, and hashes to the stored hash.
       const { sql_canonical, hash, ...fields } = row;
-      expect(canonicalAuditText(fields)).toBe(sql_canonical);
-      expect(sha256(canonicalAuditText(fields))).toBe(hash);
+      expect(canonicalAuditText(linkOf(fields))).toBe(sql_canonical);
+      expect(sha256(canonicalAuditText(linkOf(fields)))).toBe(hash);
     });
   }
 

@@ -1,6 +1,6 @@
-import { canonicalAuditText, type ChainRow } from '../../src/lib/audit';
+import { AUDIT_GENESIS_HASH, canonicalAuditText, sha256Of, verifyLinks, type ChainLink } from '../../src/lib/audit';
 
-const base: Omit<ChainRow, 'hash'> = {
+const base: Omit<ChainLink, 'hash'> = {
   tenant_id: '6f1c2f0e-2b8a-4c1e-9a57-1f0f8a7c9d10',
   seq: '3',
   prev_hash: 'a'.repeat(64),
@@ -10,7 +10,7 @@ const base: Omit<ChainRow, 'hash'> = {
   action: 'x.y',
   subject_type: 'debt',
   subject_id: 'd1',
-  payload_text: '{"a": 1}',
+  payload_sha256: 'b'.repeat(64),
 };
 
 describe('canonicalAuditText', () => {
@@ -31,5 +31,22 @@ describe('canonicalAuditText', () => {
   it('cannot be forged by a field that contains separators', () => {
     const sneaky = canonicalAuditText({ ...base, actor_id: 'u1;2:x.y;', action: '' });
     expect(sneaky).not.toBe(canonicalAuditText(base));
+  });
+});
+
+describe('verifyLinks', () => {
+  it('accepts a chain built link by link and names the first link that breaks', () => {
+    const links: ChainLink[] = [];
+    let prev = AUDIT_GENESIS_HASH;
+    for (let seq = 1; seq <= 3; seq += 1) {
+      const link = { ...base, seq: String(seq), prev_hash: prev };
+      const hash = sha256Of(canonicalAuditText(link));
+      links.push({ ...link, hash });
+      prev = hash;
+    }
+    expect(verifyLinks(links)).toBeNull();
+    expect(verifyLinks([links[0]!, { ...links[1]!, payload_sha256: 'c'.repeat(64) }, links[2]!])).toBe('2');
+    expect(verifyLinks([links[0]!, links[2]!])).toBe('3');
+    expect(verifyLinks(links.slice(1), links[0]!.hash)).toBeNull();
   });
 });

@@ -136,8 +136,9 @@ CREATE INDEX mail_outbox_tenant_idx ON mail_outbox (tenant_id, created_at);
 -- ---------------------------------------------------------------------------------------------
 -- Hash-chained audit log. The chain is computed in the database so no writer can skip a link:
 -- hash = sha256(canonical text). The canonical text encodes every field as <UTF-8 byte length>:<text>;
--- (NULL as N;), so no two different rows share a text; the payload is its jsonb text, which is
--- deterministic for a given value. src/lib/audit.ts mirrors it for independent verification.
+-- (NULL as N;), so no two different rows share a text. The payload enters as the SHA-256 of its
+-- jsonb text (deterministic for a given value): a proof can show a link of the chain without
+-- disclosing that link's payload. src/lib/audit.ts mirrors it for independent verification.
 CREATE TABLE audit_log (
   id           uuid PRIMARY KEY DEFAULT gen_random_uuid(),
   tenant_id    uuid NOT NULL REFERENCES tenants (id),
@@ -168,7 +169,8 @@ CREATE FUNCTION audit_log_canonical(
     SELECT 'audit-v1;' || audit_field(p_tenant_id::text) || audit_field(p_seq::text) || audit_field(p_prev_hash)
       || audit_field(to_char(p_occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
       || audit_field(p_actor_type) || audit_field(p_actor_id) || audit_field(p_action)
-      || audit_field(p_subject_type) || audit_field(p_subject_id) || audit_field(p_payload::text)
+      || audit_field(p_subject_type) || audit_field(p_subject_id)
+      || audit_field(encode(sha256(convert_to(p_payload::text, 'UTF8')), 'hex'))
   $$;
 
 CREATE FUNCTION audit_log_chain() RETURNS trigger
