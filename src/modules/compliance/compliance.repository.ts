@@ -1,0 +1,236 @@
+import type { SqlTx } from '../../lib/tenancy';
+import { readPolicy } from './compliance.policy';
+import type { Decision, DecisionFacts, DecisionRequest } from './compliance.types';
+
+interface FactsRow {
+  i: number;
+  human_initiated_enabled: boolean;
+  debt: { id: string; state: string; debt_type: string; consumer_ref: string; cease_and_desist_at: string | null } | null;
+  contact: {
+    line_type: string | null;
+    timezone: string | null;
+    us_state: string | null;
+    city: string | null;
+    postal_code: string | null;
+    nyc_borough: string | null;
+  } | null;
+  consent: { source: string; granted_at: string; revoked_at: string | null; revoked_source: string | null } | null;
+  dnc_sources: string[];
+  regf_calls_7d: string;
+  prior_attempts_7d: string;
+  debt_7d: string;
+  debt_30d: string;
+  consumer_7d: string;
+  debt_calls_24h: string;
+  last_conversation_at: string | null;
+  reassigned_on: string | null;
+  campaign: {
+    campaign_type: string;
+    calling_window_start: string | null;
+    calling_window_end: string | null;
+    default_timezone: string | null;
+    calling_window_destination_local: boolean;
+  } | null;
+  policy_version: number;
+  policy: unknown;
+  disclosure_text: string | null;
+}
+
+/**
+ * Everything the decisions of a batch read, in ONE statement (a batch of one for a single call).
+ * Calls count as placed unless their disposition says they never were (`not_placed`). The Reg F
+ * unit is the debt, widened to every student loan of the same consumer serviced under the same
+ * account number (12 CFR 1006.14(b)(4)).
+ */
+const FACTS_SQL = `
+WITH req AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(i int, debt_id uuid, phone text, channel text, campaign_id uuid)
+),
+settings AS (
+  SELECT t.human_initiated_enabled,
+         coalesce(p.version, 0) AS policy_version,
+         p.policy,
+         (SELECT d.text FROM artificial_voice_disclosures d) AS disclosure_text
+    FROM tenants t
+    LEFT JOIN LATERAL (SELECT version, policy FROM compliance_policy_versions ORDER BY version DESC LIMIT 1) p ON true
+),
+placed AS (
+  SELECT a.debt_id, coalesce(a.started_at, a.inserted_at) AS at
+    FROM call_attempts a
+   WHERE a.corrects_id IS NULL
+     AND coalesce(a.disposition, '') <> 'not_placed'
+     AND coalesce(a.started_at, a.inserted_at) > $2::timestamptz - interval '30 days'
+     AND a.debt_id IN (SELECT x.id FROM debts x
+                        WHERE x.consumer_ref IN (SELECT d.consumer_ref FROM debts d JOIN req ON d.id = req.debt_id))
+)
+SELECT r.i,
+       s.human_initiated_enabled,
+       s.policy_version,
+       s.policy,
+       s.disclosure_text,
+       CASE WHEN d.id IS NULL THEN NULL ELSE jsonb_build_object(
+         'id', d.id, 'state', d.state, 'debt_type', d.debt_type, 'consumer_ref', d.consumer_ref,
+         'cease_and_desist_at', d.cease_and_desist_at) END AS debt,
+       CASE WHEN c.id IS NULL THEN NULL ELSE jsonb_build_object(
+         'line_type', c.line_type, 'timezone', c.timezone, 'us_state', c.us_state, 'city', c.city,
+         'postal_code', c.postal_code, 'nyc_borough', c.nyc_borough) END AS contact,
+       CASE WHEN k.id IS NULL THEN NULL ELSE jsonb_build_object(
+         'source', k.source, 'granted_at', k.granted_at, 'revoked_at', k.revoked_at,
+         'revoked_source', k.revoked_source) END AS consent,
+       coalesce((SELECT array_agg(n.source ORDER BY n.source) FROM dnc_entries n
+                  WHERE n.phone_e164 = r.phone AND n.removed_at IS NULL), '{}') AS dnc_sources,
+       (SELECT count(*) FROM placed p WHERE p.debt_id = ANY (g.ids) AND p.at > $2::timestamptz - interval '7 days') AS regf_calls_7d,
+       (SELECT coalesce(sum(pa.attempts), 0) FROM debt_prior_attempts pa
+         WHERE pa.debt_id = ANY (g.ids) AND pa.reported_at > $2::timestamptz - interval '7 days') AS prior_attempts_7d,
+       (SELECT count(*) FROM placed p WHERE p.debt_id = d.id AND p.at > $2::timestamptz - interval '7 days') AS debt_7d,
+       (SELECT count(*) FROM placed p WHERE p.debt_id = d.id) AS debt_30d,
+       (SELECT count(*) FROM placed p JOIN debts x ON x.id = p.debt_id
+         WHERE x.consumer_ref = d.consumer_ref AND p.at > $2::timestamptz - interval '7 days') AS consumer_7d,
+       (SELECT count(*) FROM placed p WHERE p.debt_id = d.id AND p.at > $2::timestamptz - interval '24 hours') AS debt_calls_24h,
+       (SELECT max(x.last_conversation_at) FROM debts x WHERE x.id = ANY (g.ids)) AS last_conversation_at,
+       (SELECT to_char(max(rn.disconnected_on), 'YYYY-MM-DD') FROM reassigned_numbers rn WHERE rn.phone_e164 = r.phone) AS reassigned_on,
+       CASE WHEN cp.id IS NULL THEN NULL ELSE jsonb_build_object(
+         'campaign_type', cp.campaign_type,
+         'calling_window_start', to_char(cp.calling_window_start, 'HH24:MI'),
+         'calling_window_end', to_char(cp.calling_window_end, 'HH24:MI'),
+         'default_timezone', cp.default_timezone,
+         'calling_window_destination_local', cp.calling_window_destination_local) END AS campaign
+  FROM req r
+  CROSS JOIN settings s
+  LEFT JOIN debts d ON d.id = r.debt_id
+  LEFT JOIN debt_contacts c ON c.debt_id = r.debt_id AND c.phone_e164 = r.phone
+  LEFT JOIN consents k ON k.debt_id = r.debt_id AND k.phone_e164 = r.phone AND k.channel = r.channel
+  LEFT JOIN campaigns cp ON cp.id = r.campaign_id
+  LEFT JOIN LATERAL (
+    SELECT coalesce(array_agg(x.id), ARRAY[d.id]) AS ids FROM debts x
+     WHERE x.id = d.id
+        OR (d.debt_type = 'student_loan' AND d.account_number IS NOT NULL AND x.debt_type = 'student_loan'
+            AND x.account_number = d.account_number AND x.consumer_ref = d.consumer_ref)
+  ) g ON true
+ ORDER BY r.i`;
+
+const date = (v: string | null): Date | null => (v === null ? null : new Date(v));
+
+export type LoadedFacts = Omit<DecisionFacts, 'numberZones' | 'areaCodeState' | 'disclosureValid'> & { disclosureText: string | null };
+
+export async function loadFacts(sql: SqlTx, requests: DecisionRequest[], now: Date): Promise<LoadedFacts[]> {
+  const payload = requests.map((r, i) => ({ i, debt_id: r.debtId, phone: r.phone, channel: r.channel, campaign_id: r.campaignId }));
+  const rows = await sql.query<FactsRow>(FACTS_SQL, [JSON.stringify(payload), now.toISOString()]);
+  if (rows.length !== requests.length) throw new Error(`compliance facts: expected ${requests.length} rows, got ${rows.length}`);
+  return rows.map((row) => ({
+    humanInitiatedEnabled: row.human_initiated_enabled,
+    debt: row.debt && {
+      id: row.debt.id,
+      state: row.debt.state,
+      debtType: row.debt.debt_type,
+      consumerRef: row.debt.consumer_ref,
+      ceaseAndDesistAt: date(row.debt.cease_and_desist_at),
+    },
+    contact: row.contact && {
+      lineType: row.contact.line_type,
+      timezone: row.contact.timezone,
+      usState: row.contact.us_state,
+      city: row.contact.city,
+      postalCode: row.contact.postal_code,
+      nycBorough: row.contact.nyc_borough,
+    },
+    consent: row.consent && {
+      source: row.consent.source,
+      grantedAt: new Date(row.consent.granted_at),
+      revokedAt: date(row.consent.revoked_at),
+      revokedSource: row.consent.revoked_source,
+    },
+    dncSources: row.dnc_sources,
+    counts: {
+      regfCalls7d: Number(row.regf_calls_7d),
+      priorAttempts7d: Number(row.prior_attempts_7d),
+      debt7d: Number(row.debt_7d),
+      debt30d: Number(row.debt_30d),
+      consumer7d: Number(row.consumer_7d),
+      debtCalls24h: Number(row.debt_calls_24h),
+    },
+    lastConversationAt: date(row.last_conversation_at),
+    reassignedOn: row.reassigned_on,
+    campaign: row.campaign && {
+      campaignType: row.campaign.campaign_type,
+      callingWindowStart: row.campaign.calling_window_start,
+      callingWindowEnd: row.campaign.calling_window_end,
+      defaultTimezone: row.campaign.default_timezone,
+      destinationLocal: row.campaign.calling_window_destination_local,
+    },
+    policyVersion: row.policy_version,
+    policy: readPolicy(row.policy),
+    disclosureText: row.disclosure_text,
+  }));
+}
+
+export interface EvidenceRecord {
+  decisionId: string;
+  request: DecisionRequest;
+  decision: Decision;
+  facts: Record<string, unknown>;
+}
+
+/**
+ * Writes a batch of decisions as evidence in ONE statement: an audit-chain entry per decision
+ * (its id is the decision_id) and, for refusals, the (debt, gate, campaign, UTC day) refusal row,
+ * counted up when it already exists.
+ */
+const EVIDENCE_SQL = `
+WITH input AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb)
+    AS x(ord int, id uuid, debt_id uuid, campaign_id uuid, allowed boolean, gate text, at timestamptz, payload jsonb)
+),
+audit AS (
+  INSERT INTO audit_log (id, tenant_id, actor_type, actor_id, action, subject_type, subject_id, payload, occurred_at, seq, prev_hash, hash)
+  SELECT id, app_tenant_id(), $2, $3, 'compliance.decision', 'debt', debt_id::text, payload, at, 0, '', ''
+    FROM input ORDER BY ord
+  RETURNING id
+),
+refused AS (
+  SELECT debt_id, gate, campaign_id, (at AT TIME ZONE 'UTC')::date AS day, count(*)::int AS n,
+         (array_agg(id ORDER BY ord))[1] AS first_id, (array_agg(id ORDER BY ord DESC))[1] AS last_id,
+         min(at) AS first_at, max(at) AS last_at
+    FROM input WHERE NOT allowed
+   GROUP BY debt_id, gate, campaign_id, (at AT TIME ZONE 'UTC')::date
+),
+upsert AS (
+  INSERT INTO compliance_refusals (tenant_id, debt_id, gate, campaign_id, day, refusals, first_decision_id, last_decision_id, first_at, last_at)
+  SELECT app_tenant_id(), debt_id, gate, campaign_id, day, n, first_id, last_id, first_at, last_at FROM refused
+  ON CONFLICT (tenant_id, debt_id, gate, (coalesce(campaign_id, '00000000-0000-0000-0000-000000000000'::uuid)), day)
+  DO UPDATE SET refusals = compliance_refusals.refusals + EXCLUDED.refusals,
+                last_decision_id = EXCLUDED.last_decision_id,
+                last_at = greatest(compliance_refusals.last_at, EXCLUDED.last_at)
+  RETURNING 1
+)
+SELECT (SELECT count(*) FROM audit) AS decisions, (SELECT count(*) FROM upsert) AS refusals`;
+
+export async function writeEvidence(sql: SqlTx, actor: { type: string; id: string | null }, records: EvidenceRecord[]): Promise<void> {
+  const input = records.map((r, ord) => ({
+    ord,
+    id: r.decisionId,
+    debt_id: r.request.debtId,
+    campaign_id: r.request.campaignId,
+    allowed: r.decision.allowed,
+    gate: r.decision.gate,
+    at: r.decision.evaluatedAt,
+    payload: {
+      decision_id: r.decisionId,
+      allowed: r.decision.allowed,
+      gate: r.decision.gate,
+      reason: r.decision.reason,
+      channel: r.request.channel,
+      initiation: r.request.initiation,
+      artificial_voice: r.request.artificialVoice,
+      phone: r.request.phone,
+      campaign_id: r.request.campaignId,
+      evaluated_at: r.decision.evaluatedAt,
+      zones: r.decision.zones,
+      policy_version: r.decision.policyVersion,
+      rules_version: r.decision.rulesVersion,
+      checks: r.decision.checks,
+      facts: r.facts,
+    },
+  }));
+  await sql.query(EVIDENCE_SQL, [JSON.stringify(input), actor.type, actor.id]);
+}
