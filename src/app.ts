@@ -8,7 +8,9 @@ import { bodySizeLimit, errorHandler, notFoundHandler, requestLogging, requireJs
 import type { HttpMetrics } from './lib/metrics';
 import { createRouter } from './lib/openapi';
 import { apiKeyRoutes } from './modules/api-keys/api-key.routes';
+import { complianceRoutes } from './modules/compliance/compliance.routes';
 import { authRoutes, mePasswordRoutes } from './modules/auth/auth.routes';
+import { debtRoutes } from './modules/debts/debt.routes';
 import { docsRoutes } from './modules/docs/docs.routes';
 import { healthRoutes } from './modules/health/health.routes';
 import { adminTenantRoutes } from './modules/tenants/admin.routes';
@@ -62,5 +64,7 @@ export function createApp(deps: AppDeps, httpMetrics: HttpMetrics): OpenAPIHono<
   app.route('/', userRoutes(deps));
   app.route('/', apiKeyRoutes(deps));
   // Module routes are registered below this line, one per module.
+  app.route('/', debtRoutes(deps));
+  app.route('/', complianceRoutes(deps));
   return app;
 }

@@ -169,17 +169,20 @@ export interface EvidenceRecord {
   request: DecisionRequest;
   decision: Decision;
   facts: Record<string, unknown>;
+  /** Whether the debt was visible to the decision. Refusal rows attach only to such debts: a
+   * foreign-key check ignores row-level security, so an unseen id must never be written there. */
+  debtKnown: boolean;
 }
 
 /**
  * Writes a batch of decisions as evidence in ONE statement: an audit-chain entry per decision
- * (its id is the decision_id) and, for refusals, the (debt, gate, campaign, UTC day) refusal row,
- * counted up when it already exists.
+ * (its id is the decision_id) and, for refusals of known debts, the (debt, gate, campaign, UTC day)
+ * refusal row, counted up when it already exists.
  */
 const EVIDENCE_SQL = `
 WITH input AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb)
-    AS x(ord int, id uuid, debt_id uuid, campaign_id uuid, allowed boolean, gate text, at timestamptz, payload jsonb)
+    AS x(ord int, id uuid, debt_id uuid, debt_known boolean, campaign_id uuid, allowed boolean, gate text, at timestamptz, payload jsonb)
 ),
 audit AS (
   INSERT INTO audit_log (id, tenant_id, actor_type, actor_id, action, subject_type, subject_id, payload, occurred_at, seq, prev_hash, hash)
@@ -191,7 +194,7 @@ refused AS (
   SELECT debt_id, gate, campaign_id, (at AT TIME ZONE 'UTC')::date AS day, count(*)::int AS n,
          (array_agg(id ORDER BY ord))[1] AS first_id, (array_agg(id ORDER BY ord DESC))[1] AS last_id,
          min(at) AS first_at, max(at) AS last_at
-    FROM input WHERE NOT allowed
+    FROM input WHERE NOT allowed AND debt_known
    GROUP BY debt_id, gate, campaign_id, (at AT TIME ZONE 'UTC')::date
 ),
 upsert AS (
@@ -210,6 +213,7 @@ export async function writeEvidence(sql: SqlTx, actor: { type: string; id: strin
     ord,
     id: r.decisionId,
     debt_id: r.request.debtId,
+    debt_known: r.debtKnown,
     campaign_id: r.request.campaignId,
     allowed: r.decision.allowed,
     gate: r.decision.gate,

@@ -1,0 +1,38 @@
+import type { SqlTx } from '../../lib/tenancy';
+
+export interface Lead {
+  debtId: string;
+  externalRef: string;
+  consumerRef: string;
+  phone: string;
+  nextDialableAt: Date | null;
+}
+
+/** Debt states a campaign works; promise_to_pay waits for the promise, the rest are finished. */
+export const WORKABLE_DEBT_STATES = ['open', 'in_collection'] as const;
+
+/**
+ * The campaign's dialable leads, in dialing order: workable debts whose next_dialable_at has come
+ * (null = now), each with its primary contact. Compliance is not judged here; every lead still
+ * goes through the engine before anything is placed.
+ */
+export async function selectDialableLeads(sql: SqlTx, campaignId: string, now: Date, limit: number): Promise<Lead[]> {
+  const rows = await sql.query<{ debt_id: string; external_ref: string; consumer_ref: string; phone: string; next_dialable_at: Date | null }>(
+    `SELECT d.id AS debt_id, d.external_ref, d.consumer_ref, c.phone_e164 AS phone, d.next_dialable_at
+       FROM debts d
+       JOIN debt_contacts c ON c.debt_id = d.id AND c.is_primary
+      WHERE d.campaign_id = $1
+        AND d.state = ANY ($2::text[])
+        AND (d.next_dialable_at IS NULL OR d.next_dialable_at <= $3)
+      ORDER BY d.next_dialable_at NULLS FIRST, d.created_at, d.id
+      LIMIT $4`,
+    [campaignId, [...WORKABLE_DEBT_STATES], now, limit],
+  );
+  return rows.map((r) => ({
+    debtId: r.debt_id,
+    externalRef: r.external_ref,
+    consumerRef: r.consumer_ref,
+    phone: r.phone,
+    nextDialableAt: r.next_dialable_at,
+  }));
+}
