@@ -39,7 +39,11 @@ export async function withTenant<T>(
 
 /** Parameterized SQL inside a tenant transaction. */
 export interface SqlTx {
-  query<R extends QueryResultRow>(text: string, values?: unknown[]): Promise<R[]>;
+  /**
+   * `name` makes it a prepared statement, parsed and planned once per pooled connection: for the
+   * engine's large statements planning costs more than executing.
+   */
+  query<R extends QueryResultRow>(text: string, values?: unknown[], name?: string): Promise<R[]>;
 }
 
 /**
@@ -57,7 +61,8 @@ export async function withTenantSql<T>(db: Database, tenantId: string, work: (sq
     // is safe, and BEGIN plus the setting travel together.
     await client.query(`BEGIN; SELECT set_config('app.tenant_id', '${tenantId.toLowerCase()}', true)`);
     const result = await work({
-      query: async <R extends QueryResultRow>(text: string, values?: unknown[]) => (await client.query<R>(text, values)).rows,
+      query: async <R extends QueryResultRow>(text: string, values?: unknown[], name?: string) =>
+        (await client.query<R>(name ? { name, text, values } : { text, values })).rows,
     });
     await client.query('COMMIT');
     return result;

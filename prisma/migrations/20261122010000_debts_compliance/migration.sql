@@ -173,7 +173,9 @@ CREATE TABLE call_attempts (
   corrects_id         uuid REFERENCES call_attempts (id),
   inserted_at         timestamptz(3) NOT NULL DEFAULT now()
 );
-CREATE INDEX call_attempts_debt_idx ON call_attempts (tenant_id, debt_id, started_at) WHERE corrects_id IS NULL;
+-- Frequency counting reads placed originals of a debt by time; an attempt not yet started counts
+-- from its insertion.
+CREATE INDEX call_attempts_debt_idx ON call_attempts (tenant_id, debt_id, (coalesce(started_at, inserted_at))) WHERE corrects_id IS NULL;
 CREATE INDEX call_attempts_corrections_idx ON call_attempts (corrects_id, inserted_at) WHERE corrects_id IS NOT NULL;
 CREATE INDEX call_attempts_page_idx ON call_attempts (tenant_id, inserted_at, id);
 CREATE UNIQUE INDEX call_attempts_call_uuid_key ON call_attempts (tenant_id, call_uuid) WHERE corrects_id IS NULL AND call_uuid IS NOT NULL;

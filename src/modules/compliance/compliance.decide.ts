@@ -42,8 +42,17 @@ const check = (gate: Gate, outcome: GateCheck['outcome'], detail: string, citati
   citations: [...citations],
 });
 
+// Luxon builds an Intl formatter to validate a zone (about 60 µs); the zone set is small and fixed.
+const zoneValidity = new Map<string, boolean>();
+
 export function isValidZone(zone: string | null | undefined): zone is string {
-  return typeof zone === 'string' && zone.length > 0 && IANAZone.isValidZone(zone);
+  if (typeof zone !== 'string' || zone.length === 0 || zone.length > 64) return false;
+  let valid = zoneValidity.get(zone);
+  if (valid === undefined) {
+    valid = IANAZone.isValidZone(zone);
+    if (zoneValidity.size < 1000) zoneValidity.set(zone, valid);
+  }
+  return valid;
 }
 
 /**

@@ -38,6 +38,9 @@ interface FactsRow {
 
 /**
  * Everything the decisions of a batch read, in ONE statement (a batch of one for a single call).
+ * Each request's facts are LATERAL index probes (LIMIT 1 on unique keys keeps the planner from
+ * flattening them into whole-tenant hash joins: it cannot estimate the request set, and a scan
+ * would make every decision cost as much as the tenant is large).
  * Calls count as placed unless their disposition says they never were (`not_placed`). The Reg F
  * unit is the debt, widened to every student loan of the same consumer serviced under the same
  * account number (12 CFR 1006.14(b)(4)).
@@ -53,15 +56,6 @@ settings AS (
          (SELECT d.text FROM artificial_voice_disclosures d) AS disclosure_text
     FROM tenants t
     LEFT JOIN LATERAL (SELECT version, policy FROM compliance_policy_versions ORDER BY version DESC LIMIT 1) p ON true
-),
-placed AS (
-  SELECT a.debt_id, coalesce(a.started_at, a.inserted_at) AS at
-    FROM call_attempts a
-   WHERE a.corrects_id IS NULL
-     AND coalesce(a.disposition, '') <> 'not_placed'
-     AND coalesce(a.started_at, a.inserted_at) > $2::timestamptz - interval '30 days'
-     AND a.debt_id IN (SELECT x.id FROM debts x
-                        WHERE x.consumer_ref IN (SELECT d.consumer_ref FROM debts d JOIN req ON d.id = req.debt_id))
 )
 SELECT r.i,
        s.human_initiated_enabled,
@@ -79,14 +73,13 @@ SELECT r.i,
          'revoked_source', k.revoked_source) END AS consent,
        coalesce((SELECT array_agg(n.source ORDER BY n.source) FROM dnc_entries n
                   WHERE n.phone_e164 = r.phone AND n.removed_at IS NULL), '{}') AS dnc_sources,
-       (SELECT count(*) FROM placed p WHERE p.debt_id = ANY (g.ids) AND p.at > $2::timestamptz - interval '7 days') AS regf_calls_7d,
+       coalesce(cnt.regf_calls_7d, 0) AS regf_calls_7d,
        (SELECT coalesce(sum(pa.attempts), 0) FROM debt_prior_attempts pa
          WHERE pa.debt_id = ANY (g.ids) AND pa.reported_at > $2::timestamptz - interval '7 days') AS prior_attempts_7d,
-       (SELECT count(*) FROM placed p WHERE p.debt_id = d.id AND p.at > $2::timestamptz - interval '7 days') AS debt_7d,
-       (SELECT count(*) FROM placed p WHERE p.debt_id = d.id) AS debt_30d,
-       (SELECT count(*) FROM placed p JOIN debts x ON x.id = p.debt_id
-         WHERE x.consumer_ref = d.consumer_ref AND p.at > $2::timestamptz - interval '7 days') AS consumer_7d,
-       (SELECT count(*) FROM placed p WHERE p.debt_id = d.id AND p.at > $2::timestamptz - interval '24 hours') AS debt_calls_24h,
+       coalesce(cnt.debt_7d, 0) AS debt_7d,
+       coalesce(cnt.debt_30d, 0) AS debt_30d,
+       coalesce(cnt.consumer_7d, 0) AS consumer_7d,
+       coalesce(cnt.debt_calls_24h, 0) AS debt_calls_24h,
        (SELECT max(x.last_conversation_at) FROM debts x WHERE x.id = ANY (g.ids)) AS last_conversation_at,
        (SELECT to_char(max(rn.disconnected_on), 'YYYY-MM-DD') FROM reassigned_numbers rn WHERE rn.phone_e164 = r.phone) AS reassigned_on,
        CASE WHEN cp.id IS NULL THEN NULL ELSE jsonb_build_object(
@@ -97,16 +90,36 @@ SELECT r.i,
          'calling_window_destination_local', cp.calling_window_destination_local) END AS campaign
   FROM req r
   CROSS JOIN settings s
-  LEFT JOIN debts d ON d.id = r.debt_id
-  LEFT JOIN debt_contacts c ON c.debt_id = r.debt_id AND c.phone_e164 = r.phone
-  LEFT JOIN consents k ON k.debt_id = r.debt_id AND k.phone_e164 = r.phone AND k.channel = r.channel
-  LEFT JOIN campaigns cp ON cp.id = r.campaign_id
+  LEFT JOIN LATERAL (SELECT * FROM debts WHERE id = r.debt_id LIMIT 1) d ON true
+  LEFT JOIN LATERAL (SELECT * FROM debt_contacts WHERE debt_id = r.debt_id AND phone_e164 = r.phone LIMIT 1) c ON true
+  LEFT JOIN LATERAL (SELECT * FROM consents WHERE debt_id = r.debt_id AND phone_e164 = r.phone AND channel = r.channel LIMIT 1) k ON true
+  LEFT JOIN LATERAL (SELECT * FROM campaigns WHERE id = r.campaign_id LIMIT 1) cp ON true
   LEFT JOIN LATERAL (
-    SELECT coalesce(array_agg(x.id), ARRAY[d.id]) AS ids FROM debts x
-     WHERE x.id = d.id
-        OR (d.debt_type = 'student_loan' AND d.account_number IS NOT NULL AND x.debt_type = 'student_loan'
-            AND x.account_number = d.account_number AND x.consumer_ref = d.consumer_ref)
+    SELECT array_agg(u.id) AS ids FROM (
+      SELECT d.id
+      UNION
+      SELECT x.id FROM debts x
+       WHERE d.debt_type = 'student_loan' AND d.account_number IS NOT NULL AND x.debt_type = 'student_loan'
+         AND x.account_number = d.account_number AND x.consumer_ref = d.consumer_ref
+    ) u WHERE u.id IS NOT NULL
   ) g ON true
+  LEFT JOIN LATERAL (
+    SELECT count(*) FILTER (WHERE a.debt_id = ANY (g.ids) AND a.at > $2::timestamptz - interval '7 days') AS regf_calls_7d,
+           count(*) FILTER (WHERE a.debt_id = d.id AND a.at > $2::timestamptz - interval '7 days') AS debt_7d,
+           count(*) FILTER (WHERE a.debt_id = d.id) AS debt_30d,
+           count(*) FILTER (WHERE a.at > $2::timestamptz - interval '7 days') AS consumer_7d,
+           count(*) FILTER (WHERE a.debt_id = d.id AND a.at > $2::timestamptz - interval '24 hours') AS debt_calls_24h
+      FROM debts x
+      CROSS JOIN LATERAL (
+        SELECT ca.debt_id, coalesce(ca.started_at, ca.inserted_at) AS at
+          FROM call_attempts ca
+         WHERE ca.debt_id = x.id AND ca.corrects_id IS NULL
+           AND coalesce(ca.started_at, ca.inserted_at) > $2::timestamptz - interval '30 days'
+           AND coalesce(ca.disposition, '') <> 'not_placed'
+        OFFSET 0
+      ) a
+     WHERE x.consumer_ref = d.consumer_ref
+  ) cnt ON true
  ORDER BY r.i`;
 
 const date = (v: string | null): Date | null => (v === null ? null : new Date(v));
@@ -115,7 +128,7 @@ export type LoadedFacts = Omit<DecisionFacts, 'numberZones' | 'areaCodeState' | 
 
 export async function loadFacts(sql: SqlTx, requests: DecisionRequest[], now: Date): Promise<LoadedFacts[]> {
   const payload = requests.map((r, i) => ({ i, debt_id: r.debtId, phone: r.phone, channel: r.channel, campaign_id: r.campaignId }));
-  const rows = await sql.query<FactsRow>(FACTS_SQL, [JSON.stringify(payload), now.toISOString()]);
+  const rows = await sql.query<FactsRow>(FACTS_SQL, [JSON.stringify(payload), now.toISOString()], 'compliance_facts_v1');
   if (rows.length !== requests.length) throw new Error(`compliance facts: expected ${requests.length} rows, got ${rows.length}`);
   return rows.map((row) => ({
     humanInitiatedEnabled: row.human_initiated_enabled,
@@ -236,5 +249,5 @@ export async function writeEvidence(sql: SqlTx, actor: { type: string; id: strin
       facts: r.facts,
     },
   }));
-  await sql.query(EVIDENCE_SQL, [JSON.stringify(input), actor.type, actor.id]);
+  await sql.query(EVIDENCE_SQL, [JSON.stringify(input), actor.type, actor.id], 'compliance_evidence_v1');
 }
