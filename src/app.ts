@@ -9,10 +9,14 @@ import type { HttpMetrics } from './lib/metrics';
 import { createRouter } from './lib/openapi';
 import { apiKeyRoutes } from './modules/api-keys/api-key.routes';
 import { complianceRoutes } from './modules/compliance/compliance.routes';
+import { complianceReportRoutes } from './modules/compliance-reports/reports.routes';
 import { authRoutes, mePasswordRoutes } from './modules/auth/auth.routes';
 import { debtRoutes } from './modules/debts/debt.routes';
+import { disclosureRoutes } from './modules/disclosure/disclosure.routes';
 import { docsRoutes } from './modules/docs/docs.routes';
 import { healthRoutes } from './modules/health/health.routes';
+import { reassignedNumberRoutes } from './modules/reassigned-numbers/reassigned-number.routes';
+import { suppressionRoutes } from './modules/suppressions/suppression.routes';
 import { adminTenantRoutes } from './modules/tenants/admin.routes';
 import { tenantRoutes } from './modules/tenants/tenant.routes';
 import { userRoutes } from './modules/users/user.routes';
@@ -64,7 +68,11 @@ export function createApp(deps: AppDeps, httpMetrics: HttpMetrics): OpenAPIHono<
   app.route('/', userRoutes(deps));
   app.route('/', apiKeyRoutes(deps));
   // Module routes are registered below this line, one per module.
+  app.route('/', suppressionRoutes(deps));
+  app.route('/', reassignedNumberRoutes(deps));
+  app.route('/', disclosureRoutes(deps));
   app.route('/', debtRoutes(deps));
   app.route('/', complianceRoutes(deps));
+  app.route('/', complianceReportRoutes(deps));
   return app;
 }

@@ -53,7 +53,8 @@ export function jsonBody<T extends z.ZodType>(schema: T, required = true) {
   return { required, content: { 'application/json': { schema } } };
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+// No regex flags: the pattern is published in the OpenAPI document, where flags do not exist.
+const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 /** `{id}` path parameter. A non-UUID is answered exactly like an unknown id: 404 not_found. */
 export const IdParam = z.object({
