@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
-import type { AppDeps } from '../../src/deps';
 import { createDatabase } from '../../src/lib/db';
 import { withTenant } from '../../src/lib/tenancy';
 import { evaluate } from '../../src/modules/compliance/compliance.service';
@@ -257,7 +256,7 @@ describe('compliance engine against PostgreSQL', () => {
     it('refuses every request when the database errors, and carries no decision id', async () => {
       const fixture = await seedDebt(tenant);
       const broken = createDatabase(app.config.appDatabaseUrl.replace(/\/[^/]+$/, '/no_such_database'), 1);
-      const deps = { ...app.deps, db: broken } as AppDeps;
+      const deps = { ...app.deps, db: broken };
       try {
         const decisions = await evaluate(deps, tenant.tenantId, [voice(fixture), voice(fixture)], { actor, now: NOW });
         expect(decisions).toHaveLength(2);

@@ -20,7 +20,7 @@ export async function putPolicy(deps: AppDeps, tenantId: string, actor: { type: 
       const latest = await tx.compliancePolicyVersion.findFirst({ orderBy: { version: 'desc' }, select: { version: true } });
       const version = (latest?.version ?? 0) + 1;
       const row = await tx.compliancePolicyVersion.create({
-        data: { tenantId, version, policy: policy as object, actor: `${actor.type}:${actor.id}` },
+        data: { tenantId, version, policy: policy, actor: `${actor.type}:${actor.id}` },
       });
       await appendAudit(tx, tenantId, {
         actorType: actor.type,

@@ -1,0 +1,109 @@
+import type { CallAttempt } from '../../../prisma/generated/client';
+import type { CryptoBox } from '../../lib/crypto-box';
+import { z } from '../../lib/openapi';
+
+const dateTime = z.string().openapi({ format: 'date-time' });
+const uuid = z.string().openapi({ format: 'uuid' });
+
+/** A CDR row as the API shows it (SPEC "CallAttempt (CDR row)"). Shared by every route that lists attempts. */
+export const CallAttemptSchema = z
+  .object({
+    id: uuid,
+    tenant_id: uuid,
+    debt_id: uuid,
+    campaign_id: uuid.nullable(),
+    agent_id: uuid.nullable(),
+    consumer_ref: z.string(),
+    debt_key: z.string(),
+    call_uuid: z.string().nullable().openapi({ description: 'The switch call uuid' }),
+    from_number: z.string().nullable(),
+    to_number: z.string(),
+    started_at: dateTime.nullable(),
+    answered_at: dateTime.nullable(),
+    ended_at: dateTime.nullable(),
+    disposition: z.string().nullable().openapi({
+      description:
+        'Open vocabulary: engine values answered_human, abandoned, busy, no_answer, canceled, rejected, failed; typed outcomes such as promise_to_pay and wrong_number; markers such as not_placed',
+    }),
+    hangup_cause: z.string().nullable(),
+    sip_response_code: z.number().int().nullable(),
+    compliance_snapshot: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .openapi({ description: 'Frozen decision evidence (decision_id, policy_version, ...), as stored' }),
+    amd_verdict: z.string().nullable(),
+    recording_uri: z.string().nullable(),
+    ai_used: z.boolean(),
+    note: z.string().nullable().openapi({ description: 'Agent note (stored on the correction row, encrypted at rest)' }),
+    corrects_id: uuid.nullable().openapi({ description: 'null = original row; otherwise the original this row corrects' }),
+    inserted_at: dateTime,
+  })
+  .openapi('CallAttempt');
+
+export type CallAttemptView = z.infer<typeof CallAttemptSchema>;
+
+/**
+ * The owner view of a CDR row: the note is decrypted here and nowhere else; the ciphertext never
+ * leaves this function. Rows read with plain SQL alias their columns to the Prisma field names.
+ */
+export function callAttemptView(row: CallAttempt, box: CryptoBox): CallAttemptView {
+  return {
+    id: row.id,
+    tenant_id: row.tenantId,
+    debt_id: row.debtId,
+    campaign_id: row.campaignId,
+    agent_id: row.agentId,
+    consumer_ref: row.consumerRef,
+    debt_key: row.debtKey,
+    call_uuid: row.callUuid,
+    from_number: row.fromNumber,
+    to_number: row.toNumber,
+    started_at: row.startedAt?.toISOString() ?? null,
+    answered_at: row.answeredAt?.toISOString() ?? null,
+    ended_at: row.endedAt?.toISOString() ?? null,
+    disposition: row.disposition,
+    hangup_cause: row.hangupCause,
+    sip_response_code: row.sipResponseCode,
+    compliance_snapshot: (row.complianceSnapshot as Record<string, unknown> | null) ?? null,
+    amd_verdict: row.amdVerdict,
+    recording_uri: row.recordingUri,
+    ai_used: row.aiUsed,
+    note: row.noteCiphertext === null ? null : box.decrypt(row.noteCiphertext),
+    corrects_id: row.correctsId,
+    inserted_at: row.insertedAt.toISOString(),
+  };
+}
+
+const COLUMN_ALIASES: [string, string][] = [
+  ['id', 'id'],
+  ['tenant_id', 'tenantId'],
+  ['debt_id', 'debtId'],
+  ['campaign_id', 'campaignId'],
+  ['agent_id', 'agentId'],
+  ['consumer_ref', 'consumerRef'],
+  ['debt_key', 'debtKey'],
+  ['call_uuid', 'callUuid'],
+  ['from_number', 'fromNumber'],
+  ['to_number', 'toNumber'],
+  ['started_at', 'startedAt'],
+  ['answered_at', 'answeredAt'],
+  ['ended_at', 'endedAt'],
+  ['disposition', 'disposition'],
+  ['hangup_cause', 'hangupCause'],
+  ['sip_response_code', 'sipResponseCode'],
+  ['compliance_snapshot', 'complianceSnapshot'],
+  ['amd_verdict', 'amdVerdict'],
+  ['recording_uri', 'recordingUri'],
+  ['ai_used', 'aiUsed'],
+  ['note_ciphertext', 'noteCiphertext'],
+  ['corrects_id', 'correctsId'],
+  ['inserted_at', 'insertedAt'],
+];
+
+/**
+ * The select list of call_attempts (qualified by `alias`) with columns aliased to the Prisma field
+ * names, for plain-SQL reads fed to callAttemptView.
+ */
+export function callAttemptColumns(alias: string): string {
+  return COLUMN_ALIASES.map(([column, field]) => `${alias}.${column} AS "${field}"`).join(', ');
+}
