@@ -15,6 +15,7 @@ export interface AuditEntry {
 
 export interface AuditRecord {
   id: string;
+  lane: number;
   seq: bigint;
   hash: string;
   prevHash: string;
@@ -23,8 +24,8 @@ export interface AuditRecord {
 
 /**
  * Appends to the tenant's hash chain inside the caller's transaction, so the evidence commits or
- * rolls back with the fact it describes. seq, prev_hash and hash are computed by the database
- * trigger audit_log_chain.
+ * rolls back with the fact it describes. lane, seq, prev_hash and hash are computed by the
+ * database trigger audit_log_chain; the lane follows from the subject.
  */
 export async function appendAudit(tx: Tx, tenantId: string, entry: AuditEntry): Promise<AuditRecord> {
   const row = await tx.auditLog.create({
@@ -40,14 +41,18 @@ export async function appendAudit(tx: Tx, tenantId: string, entry: AuditEntry): 
       prevHash: '',
       hash: '',
     },
-    select: { id: true, seq: true, hash: true, prevHash: true, occurredAt: true },
+    select: { id: true, lane: true, seq: true, hash: true, prevHash: true, occurredAt: true },
   });
   return row;
 }
 
+/** The number of independent chains (lanes) each tenant's log has; see audit_lane() in SQL. */
+export const AUDIT_LANES = 16;
+
 /** One link of a tenant's chain as it is hashed: the payload enters only as its digest. */
 export interface ChainLink {
   tenant_id: string;
+  lane: string;
   seq: string;
   prev_hash: string;
   occurred_at: string;
@@ -81,7 +86,7 @@ function auditField(value: string | null): string {
 export function canonicalAuditText(l: Omit<ChainLink, 'hash'>): string {
   return (
     'audit-v1;' +
-    [l.tenant_id, l.seq, l.prev_hash, l.occurred_at, l.actor_type, l.actor_id, l.action, l.subject_type, l.subject_id, l.payload_sha256]
+    [l.tenant_id, l.lane, l.seq, l.prev_hash, l.occurred_at, l.actor_type, l.actor_id, l.action, l.subject_type, l.subject_id, l.payload_sha256]
       .map(auditField)
       .join('')
   );
@@ -89,14 +94,14 @@ export function canonicalAuditText(l: Omit<ChainLink, 'hash'>): string {
 
 export const AUDIT_GENESIS_HASH = '0'.repeat(64);
 
-/** Selects chain rows in the shape ChainRow expects (ORDER BY must name audit_log.seq, not the text column). */
-export const CHAIN_ROW_COLUMNS = `tenant_id::text, seq::text, prev_hash,
+/** Selects chain rows in the shape ChainRow expects (ORDER BY must name the table columns, not the text ones). */
+export const CHAIN_ROW_COLUMNS = `tenant_id::text, lane::text, seq::text, prev_hash,
   to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS occurred_at,
   actor_type, actor_id, action, subject_type, subject_id, payload::text AS payload_text, hash`;
 
 /**
- * Checks consecutive links: each hash recomputes from its canonical text and each prev_hash is the
- * hash before it. Returns the first broken seq, or null.
+ * Checks consecutive links of ONE lane: each hash recomputes from its canonical text and each
+ * prev_hash is the hash before it. Returns the first broken seq, or null.
  */
 export function verifyLinks(links: ChainLink[], startPrevHash = AUDIT_GENESIS_HASH): string | null {
   let prev = startPrevHash;
@@ -107,13 +112,23 @@ export function verifyLinks(links: ChainLink[], startPrevHash = AUDIT_GENESIS_HA
   return null;
 }
 
-/** Reads a tenant's whole chain in order and checks every link. */
-export async function verifyAuditChain(tx: Tx, tenantId: string): Promise<{ rows: number; brokenAt: string | null }> {
+/** Reads a tenant's whole log, lane by lane in order, and checks every link of every lane. */
+export async function verifyAuditChain(tx: Tx, tenantId: string): Promise<{ rows: number; brokenAt: { lane: string; seq: string } | null }> {
   const rows = await tx.$queryRawUnsafe<ChainRow[]>(
-    `SELECT ${CHAIN_ROW_COLUMNS} FROM audit_log WHERE tenant_id = $1::uuid ORDER BY audit_log.seq`,
+    `SELECT ${CHAIN_ROW_COLUMNS} FROM audit_log WHERE tenant_id = $1::uuid ORDER BY audit_log.lane, audit_log.seq`,
     tenantId,
   );
-  return { rows: rows.length, brokenAt: verifyLinks(rows.map(linkOf)) };
+  const lanes = new Map<string, ChainLink[]>();
+  for (const row of rows) {
+    const lane = lanes.get(row.lane) ?? [];
+    lane.push(linkOf(row));
+    lanes.set(row.lane, lane);
+  }
+  for (const [lane, links] of lanes) {
+    const seq = verifyLinks(links);
+    if (seq !== null) return { rows: rows.length, brokenAt: { lane, seq } };
+  }
+  return { rows: rows.length, brokenAt: null };
 }
 
 /** The audit actor for a request principal. */

@@ -82,7 +82,7 @@ describe('operator (admin) tenant routes', () => {
     ...extra,
   });
   const auditRows = (tenantId: string, action?: string) =>
-    withTenant(app.deps.db, tenantId, (tx) => tx.auditLog.findMany({ where: action ? { action } : {}, orderBy: { seq: 'asc' } }));
+    withTenant(app.deps.db, tenantId, (tx) => tx.auditLog.findMany({ where: action ? { action } : {}, orderBy: [{ occurredAt: 'asc' }, { lane: 'asc' }, { seq: 'asc' }] }));
   const setTierDirectly = (tenantId: string, tier: string, voiceAiEnabled = false) =>
     withTenant(app.deps.db, tenantId, (tx) => tx.tenant.update({ where: { id: tenantId }, data: { tier, voiceAiEnabled } }));
 

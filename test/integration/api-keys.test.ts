@@ -27,7 +27,7 @@ describe('API keys (/v1/api_keys)', () => {
   let app: TestApp;
   const mint = (token: string, body: unknown = { label: 'ci' }) => app.request('POST', '/v1/api_keys', { token, body });
   const auditRows = (tenantId: string, action: string) =>
-    withTenant(app.deps.db, tenantId, (tx) => tx.auditLog.findMany({ where: { action }, orderBy: { seq: 'asc' } }));
+    withTenant(app.deps.db, tenantId, (tx) => tx.auditLog.findMany({ where: { action }, orderBy: [{ occurredAt: 'asc' }, { lane: 'asc' }, { seq: 'asc' }] }));
 
   beforeAll(async () => {
     app = await startTestApp();

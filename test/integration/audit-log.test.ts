@@ -9,12 +9,15 @@ import { provisionTenant, startTestApp, type TestApp } from '../helpers/harness'
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 const CHAIN_SQL = `
-  SELECT tenant_id::text, seq::text, prev_hash,
+  SELECT tenant_id::text, lane::text, seq::text, prev_hash,
          to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS occurred_at,
          actor_type, actor_id, action, subject_type, subject_id, payload::text AS payload_text, hash,
-         audit_log_canonical(tenant_id, seq, prev_hash, occurred_at, actor_type, actor_id, action,
+         audit_log_canonical(tenant_id, lane, seq, prev_hash, occurred_at, actor_type, actor_id, action,
                              subject_type, subject_id, payload) AS sql_canonical
-    FROM audit_log WHERE tenant_id = $1 ORDER BY audit_log.seq`;
+    FROM audit_log WHERE tenant_id = $1 ORDER BY audit_log.lane, audit_log.seq`;
+
+/** The lane of entries about the tenant itself (tenant.created and every test append below). */
+const TENANT_LANE = `audit_lane('tenant', tenant_id::text)`;
 
 type Row = ChainRow & { sql_canonical: string };
 
@@ -25,13 +28,21 @@ describe('audit log hash chain', () => {
 
   const chain = async (tenantId: string) => (await owner.query<Row>(CHAIN_SQL, [tenantId])).rows;
   const verify = (tenantId: string) => withTenant(app.deps.db, tenantId, (tx) => verifyAuditChain(tx, tenantId));
+  /** Appends about the tenant itself, so every test entry shares tenant.created's lane. */
   const append = (tenantId: string, action: string, payload: Record<string, unknown> = {}) =>
     withTenant(app.deps.db, tenantId, (tx) =>
-      appendAudit(tx, tenantId, { actorType: 'system', actorId: null, action, subjectType: 'test', subjectId: randomUUID(), payload }),
+      appendAudit(tx, tenantId, { actorType: 'system', actorId: null, action, subjectType: 'tenant', subjectId: tenantId, payload }),
     );
 
+  /** Each lane is its own chain: seq 1..n, each prev_hash the hash before it in the lane. */
   function expectLinked(rows: Row[]) {
     expect(rows.length).toBeGreaterThan(0);
+    const lanes = new Map<string, Row[]>();
+    for (const row of rows) lanes.set(row.lane, [...(lanes.get(row.lane) ?? []), row]);
+    for (const laneRows of lanes.values()) expectLaneLinked(laneRows);
+  }
+
+  function expectLaneLinked(rows: Row[]) {
     rows.forEach((row, i) => {
       expect(row.seq).toBe(String(i + 1));
       expect(row.prev_hash).toBe(i === 0 ? AUDIT_GENESIS_HASH : rows[i - 1]!.hash);
@@ -68,9 +79,18 @@ describe('audit log hash chain', () => {
     for (const [i, payload] of payloads.entries()) await append(tenant.tenantId, `test.entry_${i}`, payload);
 
     const rows = await chain(tenant.tenantId);
-    expect(rows.map((r) => r.action)).toEqual(['tenant.created', 'api_key.created', 'test.entry_0', 'test.entry_1', 'test.entry_2', 'test.entry_3']);
+    const tenantLane = rows.find((r) => r.action === 'tenant.created')!.lane;
+    expect(rows.filter((r) => r.lane === tenantLane).map((r) => r.action)).toEqual([
+      'tenant.created',
+      'test.entry_0',
+      'test.entry_1',
+      'test.entry_2',
+      'test.entry_3',
+    ]);
+    const keyRow = rows.find((r) => r.action === 'api_key.created')!;
+    expect(keyRow.lane).toBe((await owner.query(`SELECT audit_lane('api_key', $1)::text AS l`, [created.body.api_key.id])).rows[0].l);
     expectLinked(rows);
-    expect(rows[0]!.prev_hash).toBe('0'.repeat(64));
+    expect(rows.filter((r) => r.seq === '1').every((r) => r.prev_hash === '0'.repeat(64))).toBe(true);
     await expect(verify(tenant.tenantId)).resolves.toEqual({ rows: rows.length, brokenAt: null });
   });
 
@@ -102,9 +122,9 @@ describe('audit log hash chain', () => {
       await asApp.query('BEGIN');
       await asApp.query(`SELECT set_config('app.tenant_id', $1, true)`, [tenant.tenantId]);
       await asApp.query(
-        `INSERT INTO audit_log (tenant_id, seq, actor_type, action, prev_hash, hash, occurred_at)
-         VALUES ($1, 999, 'system', 'test.forged', $2, $3, '2020-01-01T00:00:00.123456Z')`,
-        [tenant.tenantId, 'f'.repeat(64), 'e'.repeat(64)],
+        `INSERT INTO audit_log (tenant_id, lane, seq, actor_type, action, subject_type, subject_id, prev_hash, hash, occurred_at)
+         VALUES ($1::uuid, (audit_lane('tenant', $4::text) + 1) % 16, 999, 'system', 'test.forged', 'tenant', $4::text, $2, $3, '2020-01-01T00:00:00.123456Z')`,
+        [tenant.tenantId, 'f'.repeat(64), 'e'.repeat(64), tenant.tenantId],
       );
       await asApp.query('COMMIT');
     } finally {
@@ -112,6 +132,7 @@ describe('audit log hash chain', () => {
     }
     const rows = await chain(tenant.tenantId);
     expect(rows.map((r) => r.seq)).toEqual(['1', '2']);
+    expect(rows[1]!.lane).toBe(rows[0]!.lane); // the writer's lane was ignored too
     expect(rows[1]!.hash).not.toBe('e'.repeat(64));
     expect(rows[1]!.occurred_at).toBe('2020-01-01T00:00:00.123Z'); // truncated to the hashed precision
     expectLinked(rows);
@@ -163,11 +184,36 @@ describe('audit log hash chain', () => {
     }
   });
 
+  it('gives entries about different subjects independent lanes, fixed by the subject', async () => {
+    const tenant = await provisionTenant(app);
+    const subjects = Array.from({ length: 24 }, () => randomUUID());
+    await Promise.all(
+      subjects.map((id) =>
+        withTenant(app.deps.db, tenant.tenantId, (tx) => appendAudit(tx, tenant.tenantId, { actorType: 'system', action: 'test.lane', subjectType: 'debt', subjectId: id })),
+      ),
+    );
+    for (const id of subjects) {
+      await withTenant(app.deps.db, tenant.tenantId, (tx) => appendAudit(tx, tenant.tenantId, { actorType: 'system', action: 'test.lane_again', subjectType: 'debt', subjectId: id }));
+    }
+    const rows = await chain(tenant.tenantId);
+    const lanes = new Set(rows.map((r) => r.lane));
+    expect(lanes.size).toBeGreaterThan(4);
+    for (const id of subjects) {
+      const about = rows.filter((r) => r.subject_id === id);
+      expect(about).toHaveLength(2);
+      expect(about[0]!.lane).toBe(about[1]!.lane);
+      const expected = (await owner.query(`SELECT audit_lane('debt', $1)::text AS l`, [id])).rows[0].l;
+      expect(about[0]!.lane).toBe(expected);
+    }
+    expectLinked(rows);
+    await expect(verify(tenant.tenantId)).resolves.toEqual({ rows: rows.length, brokenAt: null });
+  });
+
   it('does not record an entry whose transaction rolls back (and leaves no gap)', async () => {
     const tenant = await provisionTenant(app);
     await expect(
       withTenant(app.deps.db, tenant.tenantId, async (tx) => {
-        await appendAudit(tx, tenant.tenantId, { actorType: 'system', action: 'test.rolled_back' });
+        await appendAudit(tx, tenant.tenantId, { actorType: 'system', action: 'test.rolled_back', subjectType: 'tenant', subjectId: tenant.tenantId });
         throw new Error('abort');
       }),
     ).rejects.toThrow('abort');
@@ -185,7 +231,7 @@ describe('audit log hash chain', () => {
 
     /** In one owner transaction: disable the append-only trigger, tamper, verify, roll back. */
     async function tamperAndVerify(tenantId: string, tamper: string, params: unknown[]) {
-      let result: { rows: number; brokenAt: string | null } | undefined;
+      let result: { rows: number; brokenAt: { lane: string; seq: string } | null } | undefined;
       await expect(
         ownerPrisma.$transaction(async (tx) => {
           await tx.$executeRawUnsafe('ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only');
@@ -200,6 +246,7 @@ describe('audit log hash chain', () => {
 
     let tenantId: string;
     let rows: Row[];
+    const at = (seq: string) => ({ lane: rows[0]!.lane, seq });
 
     beforeAll(async () => {
       const tenant = await provisionTenant(app);
@@ -220,10 +267,10 @@ describe('audit log hash chain', () => {
     it('finds a changed payload', async () => {
       const result = await tamperAndVerify(
         tenantId,
-        `UPDATE audit_log SET payload = jsonb_set(payload, '{amount_cents}', '1') WHERE tenant_id = $1::uuid AND seq = 4`,
+        `UPDATE audit_log SET payload = jsonb_set(payload, '{amount_cents}', '1') WHERE tenant_id = $1::uuid AND lane = ${TENANT_LANE} AND seq = 4`,
         [tenantId],
       );
-      expect(result).toEqual({ rows: 6, brokenAt: '4' });
+      expect(result).toEqual({ rows: 6, brokenAt: at('4') });
     });
 
     it('finds a changed actor, action or time', async () => {
@@ -233,8 +280,8 @@ describe('audit log hash chain', () => {
         ['occurred_at', "occurred_at - interval '1 second'"],
         ['subject_id', 'NULL'],
       ]) {
-        const result = await tamperAndVerify(tenantId, `UPDATE audit_log SET ${column} = ${value} WHERE tenant_id = $1::uuid AND seq = 3`, [tenantId]);
-        expect({ column, result }).toEqual({ column, result: { rows: 6, brokenAt: '3' } });
+        const result = await tamperAndVerify(tenantId, `UPDATE audit_log SET ${column} = ${value} WHERE tenant_id = $1::uuid AND lane = ${TENANT_LANE} AND seq = 3`, [tenantId]);
+        expect({ column, result }).toEqual({ column, result: { rows: 6, brokenAt: at('3') } });
       }
     });
 
@@ -243,22 +290,22 @@ describe('audit log hash chain', () => {
       const result = await tamperAndVerify(
         tenantId,
         `UPDATE audit_log SET payload = '{"forged":true}'::jsonb,
-                hash = encode(sha256(convert_to(audit_log_canonical(tenant_id, seq, prev_hash, occurred_at, actor_type, actor_id,
+                hash = encode(sha256(convert_to(audit_log_canonical(tenant_id, lane, seq, prev_hash, occurred_at, actor_type, actor_id,
                   action, subject_type, subject_id, '{"forged":true}'::jsonb), 'UTF8')), 'hex')
-          WHERE tenant_id = $1::uuid AND seq = 2`,
+          WHERE tenant_id = $1::uuid AND lane = ${TENANT_LANE} AND seq = 2`,
         [tenantId],
       );
-      expect(result).toEqual({ rows: 6, brokenAt: '3' });
+      expect(result).toEqual({ rows: 6, brokenAt: at('3') });
     });
 
     it('finds a deleted entry', async () => {
-      const result = await tamperAndVerify(tenantId, `DELETE FROM audit_log WHERE tenant_id = $1::uuid AND seq = 5`, [tenantId]);
-      expect(result).toEqual({ rows: 5, brokenAt: '6' });
+      const result = await tamperAndVerify(tenantId, `DELETE FROM audit_log WHERE tenant_id = $1::uuid AND lane = ${TENANT_LANE} AND seq = 5`, [tenantId]);
+      expect(result).toEqual({ rows: 5, brokenAt: at('6') });
     });
 
     it('finds a broken genesis link', async () => {
-      const result = await tamperAndVerify(tenantId, `UPDATE audit_log SET prev_hash = repeat('1', 64) WHERE tenant_id = $1::uuid AND seq = 1`, [tenantId]);
-      expect(result).toEqual({ rows: 6, brokenAt: '1' });
+      const result = await tamperAndVerify(tenantId, `UPDATE audit_log SET prev_hash = repeat('1', 64) WHERE tenant_id = $1::uuid AND lane = ${TENANT_LANE} AND seq = 1`, [tenantId]);
+      expect(result).toEqual({ rows: 6, brokenAt: at('1') });
     });
   });
 });

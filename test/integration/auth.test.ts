@@ -92,7 +92,7 @@ function sessionsOf(tenantId: string, userId: string) {
 }
 
 function auditRows(tenantId: string, action: string) {
-  return withTenant(app.deps.db, tenantId, (tx) => tx.auditLog.findMany({ where: { action }, orderBy: { seq: 'asc' } }));
+  return withTenant(app.deps.db, tenantId, (tx) => tx.auditLog.findMany({ where: { action }, orderBy: [{ occurredAt: 'asc' }, { lane: 'asc' }, { seq: 'asc' }] }));
 }
 
 beforeAll(async () => {
@@ -613,7 +613,7 @@ describe('audit trail', () => {
     const token = await resetTokenFor(tenant.tenantId, session.email);
     expect((await confirmReset(token, STRONG_PASSWORD)).status).toBe(204);
 
-    const rows = await withTenant(app.deps.db, tenant.tenantId, (tx) => tx.auditLog.findMany({ orderBy: { seq: 'asc' } }));
+    const rows = await withTenant(app.deps.db, tenant.tenantId, (tx) => tx.auditLog.findMany({ orderBy: [{ occurredAt: 'asc' }, { lane: 'asc' }, { seq: 'asc' }] }));
     const actions = rows.map((r) => r.action).filter((a) => !a.startsWith('tenant.') && !a.startsWith('user.'));
     expect(actions).toEqual([
       'session.created',

@@ -551,7 +551,7 @@ describe('debt import (POST /v1/debts/import)', () => {
     expect(second.body).toEqual(first.body);
     expect(await snapshot()).toEqual(state1);
     // Each import is its own audit entry, with the same body digest.
-    const audit = await withTenant(app.deps.db, tenant.tenantId, (tx) => tx.auditLog.findMany({ where: { action: 'debts.imported' }, orderBy: { seq: 'asc' } }));
+    const audit = await withTenant(app.deps.db, tenant.tenantId, (tx) => tx.auditLog.findMany({ where: { action: 'debts.imported' }, orderBy: [{ occurredAt: 'asc' }, { lane: 'asc' }, { seq: 'asc' }] }));
     expect(audit).toHaveLength(2);
     expect((audit[0]!.payload as any).body_sha256).toBe((audit[1]!.payload as any).body_sha256);
     expect(audit[1]!.payload).toMatchObject({ debts_created: 0, debts_updated: 0, contacts_written: 0, consents_granted: 0, prior_attempts_added: 0 });

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import JSZip from 'jszip';
-import { canonicalAuditText, verifyLinks, type ChainLink } from '../../src/lib/audit';
+import { appendAudit, canonicalAuditText, verifyLinks, type ChainLink } from '../../src/lib/audit';
 import { withTenant } from '../../src/lib/tenancy';
 import { canonicalJson } from '../../src/lib/canonical-json';
 import { DEFAULT_POLICY } from '../../src/modules/compliance/compliance.policy';
@@ -17,6 +17,9 @@ const KEY_OF: Record<string, string> = Object.fromEntries(PART_FILES.map((f) => 
 
 const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
 /** The bytes a part is sealed as: JCS for JSON parts, the UTF-8 text for the README. */
+/** The lane of a subject: the low four bits of the first 32 bits of md5(type:id), as audit_lane() computes it. */
+const laneOf = (type: string, id: string) => parseInt(createHash('md5').update(`${type}:${id}`).digest('hex')[7]!, 16);
+
 const partBytes = (key: string, value: unknown) => Buffer.from(key === 'readme' ? (value as string) : canonicalJson(value), 'utf8');
 
 let app: TestApp;
@@ -157,7 +160,7 @@ describe('GET /v1/debts/{id}/defense-packet', () => {
     }
     const { packet_sha256, ...unsealed } = manifest;
     expect(sha256(canonicalJson(unsealed))).toBe(packet_sha256);
-    expect(manifest.chain_head).toEqual(packet.chain_proof.head);
+    expect(manifest.chain_head).toEqual({ lane: packet.chain_proof.lane, ...packet.chain_proof.head });
   });
 
   it('carries the debt, full contacts, consent evidence, every CDR row with the note decrypted, every decision and the cited policies', async () => {
@@ -191,8 +194,16 @@ describe('GET /v1/debts/{id}/defense-packet', () => {
     expect(packet.readme).toMatch(/How to verify/);
   });
 
-  it('proves the chain from the debt’s first link to the head; other debts’ links show only their digest', async () => {
+  it('proves the debt’s lane from its first link to the head; other subjects’ links show only their digest', async () => {
+    // Another debt whose entries share this debt's lane, so its links sit inside the proof.
+    const lane = laneOf('debt', debtId);
+    let neighbour = randomUUID();
+    while (laneOf('debt', neighbour) !== lane) neighbour = randomUUID();
+    await withTenant(app.deps.db, tenant.tenantId, (tx) =>
+      appendAudit(tx, tenant.tenantId, { actorType: 'system', action: 'test.neighbour', subjectType: 'debt', subjectId: neighbour, payload: { secret: otherPhone } }),
+    );
     const res = await app.request('GET', `/v1/debts/${debtId}/defense-packet`, { token: tenant.apiKey });
+    expect(res.body.chain_proof.lane).toBe(String(lane));
     const proof = res.body.chain_proof;
     const links: any[] = proof.links;
     expect(proof.verification).toMatchObject({ verified: true, broken_at_seq: null, payload_mismatch_seqs: [], reaches_head: true, links_checked: links.length });
@@ -214,8 +225,8 @@ describe('GET /v1/debts/{id}/defense-packet', () => {
     const others = links.filter((l) => !(l.subject_type === 'debt' && l.subject_id === debtId));
     expect(about.length).toBeGreaterThanOrEqual(2);
     for (const l of about) expect(sha256(l.payload_text)).toBe(l.payload_sha256);
-    expect(others.map((l) => l.action)).toEqual(expect.arrayContaining(['compliance.decision', 'compliance_policy.updated']));
-    expect(others.some((l) => l.subject_id === otherDebtId)).toBe(true);
+    expect(others.some((l) => l.subject_id === neighbour && l.action === 'test.neighbour')).toBe(true);
+    expect(links.every((l) => l.lane === String(lane))).toBe(true);
     for (const l of others) expect(l).not.toHaveProperty('payload_text');
     expect(res.text).not.toContain(otherPhone);
     expect(res.text).not.toContain(otherDecisionId);
@@ -227,9 +238,10 @@ describe('GET /v1/debts/{id}/defense-packet', () => {
       expect(JSON.parse(link.payload_text)).toEqual(d.payload);
     }
 
-    // The head is the tenant's real head at generation: the generation itself was appended right after it.
+    // The head is the real head of the debt's lane at generation: the generation itself (about the
+    // same debt, so in the same lane) was appended right after it.
     const rows = await withTenant(app.deps.db, tenant.tenantId, (tx) =>
-      tx.auditLog.findMany({ where: { seq: { gte: BigInt(proof.head.seq) } }, orderBy: { seq: 'asc' } }),
+      tx.auditLog.findMany({ where: { lane: Number(proof.lane), seq: { gte: BigInt(proof.head.seq) } }, orderBy: { seq: 'asc' } }),
     );
     expect(rows[0]!.hash).toBe(proof.head.hash);
     expect(rows[1]).toMatchObject({ action: 'defense_packet.generated', subjectType: 'debt', subjectId: debtId, prevHash: proof.head.hash, actorType: 'api_key' });
@@ -237,7 +249,7 @@ describe('GET /v1/debts/{id}/defense-packet', () => {
       packet_sha256: res.body.manifest.packet_sha256,
       artifact_sha256: res.headers['x-artifact-sha256'],
       format: 'json',
-      chain_head: proof.head,
+      chain_head: { lane: proof.lane, ...proof.head },
     });
   });
 
@@ -310,7 +322,7 @@ describe('GET /v1/debts/{id}/defense-packet', () => {
     expect(sha256(debtFile)).not.toBe(manifest.files[0].sha256);
 
     const audit = await withTenant(app.deps.db, tenant.tenantId, (tx) =>
-      tx.auditLog.findFirstOrThrow({ where: { action: 'defense_packet.generated', subjectId: debtId }, orderBy: { seq: 'desc' } }),
+      tx.auditLog.findFirstOrThrow({ where: { action: 'defense_packet.generated', subjectId: debtId }, orderBy: [{ occurredAt: 'desc' }, { seq: 'desc' }] }),
     );
     expect(audit.payload).toMatchObject({ format: 'zip', artifact_sha256: res.headers['x-artifact-sha256'], packet_sha256 });
   });
@@ -322,7 +334,7 @@ describe('GET /v1/debts/{id}/defense-packet', () => {
     expect(res.body.subarray(0, 4).toString('hex')).toBe('504b0304');
   });
 
-  it('answers a packet for a debt without any decision: no links to prove, the head still stated', async () => {
+  it('answers a packet for a debt without any decision: no links to prove, the lane head stated', async () => {
     const quiet = await withTenant(app.deps.db, tenant.tenantId, (tx) =>
       tx.debt.create({ data: { tenantId: tenant.tenantId, externalRef: `ext-${randomUUID()}`, consumerRef: `c-${randomUUID()}` } }),
     );
@@ -331,7 +343,12 @@ describe('GET /v1/debts/{id}/defense-packet', () => {
     expect(res.body.decisions).toEqual([]);
     expect(res.body.policies).toEqual([]);
     expect(res.body.chain_proof).toMatchObject({ first_seq: null, links: [], verification: { verified: true } });
-    expect(res.body.chain_proof.head.hash).toMatch(/^[0-9a-f]{64}$/);
+    const lane = laneOf('debt', quiet.id);
+    expect(res.body.chain_proof.lane).toBe(String(lane));
+    const head = await withTenant(app.deps.db, tenant.tenantId, (tx) =>
+      tx.auditLog.findFirst({ where: { lane, occurredAt: { lt: new Date(res.body.manifest.generated_at) } }, orderBy: { seq: 'desc' } }),
+    );
+    expect(res.body.chain_proof.head).toEqual(head ? { seq: head.seq.toString(), hash: head.hash } : null);
   });
 
   it('answers 404 for an unknown, foreign or malformed id, 400 for a bad format, 401 without credentials, and records nothing then', async () => {

@@ -24,7 +24,7 @@ describe('artificial-voice disclosure', () => {
   const put = (token: string, body: unknown) => app.request('PUT', PATH, { token, body });
   const storedRow = (tenantId: string) => withTenant(app.deps.db, tenantId, (tx) => tx.artificialVoiceDisclosure.findUnique({ where: { tenantId } }));
   const audits = (tenantId: string) =>
-    withTenant(app.deps.db, tenantId, (tx) => tx.auditLog.findMany({ where: { action: 'artificial_voice_disclosure.updated' }, orderBy: { seq: 'asc' } }));
+    withTenant(app.deps.db, tenantId, (tx) => tx.auditLog.findMany({ where: { action: 'artificial_voice_disclosure.updated' }, orderBy: [{ occurredAt: 'asc' }, { lane: 'asc' }, { seq: 'asc' }] }));
   const apiKeyId = async (t: ProvisionedTenant) => {
     const res = await app.request('GET', '/v1/api_keys', { token: t.apiKey });
     expect(res.body.api_keys).toHaveLength(1);

@@ -65,7 +65,7 @@ describe('reassigned numbers', () => {
   const stored = (tenantId: string) =>
     withTenant(app.deps.db, tenantId, (tx) => tx.reassignedNumber.findMany({ orderBy: [{ phoneE164: 'asc' }, { disconnectedOn: 'asc' }] }));
   const audits = (tenantId: string) =>
-    withTenant(app.deps.db, tenantId, (tx) => tx.auditLog.findMany({ where: { action: 'reassigned_numbers.imported' }, orderBy: { seq: 'asc' } }));
+    withTenant(app.deps.db, tenantId, (tx) => tx.auditLog.findMany({ where: { action: 'reassigned_numbers.imported' }, orderBy: [{ occurredAt: 'asc' }, { lane: 'asc' }, { seq: 'asc' }] }));
 
   beforeAll(async () => {
     app = await startTestApp();

@@ -62,7 +62,7 @@ describe('POST /v1/suppressions/import', () => {
   const entries = (tenantId: string) =>
     withTenant(app.deps.db, tenantId, (tx) => tx.dncEntry.findMany({ orderBy: [{ createdAt: 'asc' }, { phoneE164: 'asc' }] }));
   const audits = (tenantId: string) =>
-    withTenant(app.deps.db, tenantId, (tx) => tx.auditLog.findMany({ where: { action: 'suppressions.imported' }, orderBy: { seq: 'asc' } }));
+    withTenant(app.deps.db, tenantId, (tx) => tx.auditLog.findMany({ where: { action: 'suppressions.imported' }, orderBy: [{ occurredAt: 'asc' }, { lane: 'asc' }, { seq: 'asc' }] }));
 
   beforeAll(async () => {
     app = await startTestApp();

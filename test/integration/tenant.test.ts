@@ -21,7 +21,7 @@ function expectError(res: HttpResult, status: number, code: string) {
 describe('tenant routes (/v1/me, /v1/tenant, /v1/tenants)', () => {
   let app: TestApp;
   const auditRows = (tenantId: string, action: string) =>
-    withTenant(app.deps.db, tenantId, (tx) => tx.auditLog.findMany({ where: { action }, orderBy: { seq: 'asc' } }));
+    withTenant(app.deps.db, tenantId, (tx) => tx.auditLog.findMany({ where: { action }, orderBy: [{ occurredAt: 'asc' }, { lane: 'asc' }, { seq: 'asc' }] }));
   const adminRead = async (tenantId: string) =>
     (await app.request('GET', `/v1/admin/tenants/${tenantId}`, { token: ADMIN_TOKEN })).body.tenant;
 

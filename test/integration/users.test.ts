@@ -30,7 +30,7 @@ describe('users (/v1/users)', () => {
     createUser(token, { email: uniqueEmail('u'), name: 'Some User', password: STRONG_PASSWORD, ...extra });
   const login = (email: string, password = STRONG_PASSWORD) => app.request('POST', '/v1/auth/login', { body: { email, password } });
   const auditRows = (tenantId: string, action: string) =>
-    withTenant(app.deps.db, tenantId, (tx) => tx.auditLog.findMany({ where: { action }, orderBy: { seq: 'asc' } }));
+    withTenant(app.deps.db, tenantId, (tx) => tx.auditLog.findMany({ where: { action }, orderBy: [{ occurredAt: 'asc' }, { lane: 'asc' }, { seq: 'asc' }] }));
   const sessionsOf = (tenantId: string, userId: string) =>
     withTenant(app.deps.db, tenantId, (tx) => tx.userSession.findMany({ where: { userId } }));
 

@@ -2,6 +2,7 @@ import { AUDIT_GENESIS_HASH, canonicalAuditText, sha256Of, verifyLinks, type Cha
 
 const base: Omit<ChainLink, 'hash'> = {
   tenant_id: '6f1c2f0e-2b8a-4c1e-9a57-1f0f8a7c9d10',
+  lane: '7',
   seq: '3',
   prev_hash: 'a'.repeat(64),
   occurred_at: '2026-11-22T10:00:00.000Z',

@@ -139,9 +139,14 @@ CREATE INDEX mail_outbox_tenant_idx ON mail_outbox (tenant_id, created_at);
 -- (NULL as N;), so no two different rows share a text. The payload enters as the SHA-256 of its
 -- jsonb text (deterministic for a given value): a proof can show a link of the chain without
 -- disclosing that link's payload. src/lib/audit.ts mirrors it for independent verification.
+-- Each tenant's log is 16 independent chains ("lanes"): appends serialize per lane, not per
+-- tenant, so unrelated facts are recorded in parallel. The lane is fixed by the subject
+-- (audit_lane), so every entry about one subject is in one lane and a proof about a debt walks
+-- one lane only.
 CREATE TABLE audit_log (
   id           uuid PRIMARY KEY DEFAULT gen_random_uuid(),
   tenant_id    uuid NOT NULL REFERENCES tenants (id),
+  lane         smallint NOT NULL DEFAULT 0 CHECK (lane BETWEEN 0 AND 15),
   seq          bigint NOT NULL,
   occurred_at  timestamptz(3) NOT NULL DEFAULT now(),
   actor_type   text NOT NULL,
@@ -152,7 +157,7 @@ CREATE TABLE audit_log (
   payload      jsonb NOT NULL DEFAULT '{}'::jsonb,
   prev_hash    text NOT NULL,
   hash         text NOT NULL,
-  UNIQUE (tenant_id, seq)
+  UNIQUE (tenant_id, lane, seq)
 );
 CREATE INDEX audit_log_subject_idx ON audit_log (tenant_id, subject_type, subject_id);
 
@@ -160,13 +165,19 @@ CREATE FUNCTION audit_field(p_value text) RETURNS text
   LANGUAGE sql IMMUTABLE
   AS $$ SELECT CASE WHEN p_value IS NULL THEN 'N;' ELSE octet_length(p_value)::text || ':' || p_value || ';' END $$;
 
+-- md5 only spreads subjects over lanes (stable across PostgreSQL versions, unlike hashtext).
+CREATE FUNCTION audit_lane(p_subject_type text, p_subject_id text) RETURNS smallint
+  LANGUAGE sql IMMUTABLE
+  AS $$ SELECT (('x' || substr(md5(coalesce(p_subject_type, '') || ':' || coalesce(p_subject_id, '')), 1, 8))::bit(32)::int & 15)::smallint $$;
+
 CREATE FUNCTION audit_log_canonical(
-  p_tenant_id uuid, p_seq bigint, p_prev_hash text, p_occurred_at timestamptz, p_actor_type text,
+  p_tenant_id uuid, p_lane smallint, p_seq bigint, p_prev_hash text, p_occurred_at timestamptz, p_actor_type text,
   p_actor_id text, p_action text, p_subject_type text, p_subject_id text, p_payload jsonb
 ) RETURNS text
   LANGUAGE sql IMMUTABLE
   AS $$
-    SELECT 'audit-v1;' || audit_field(p_tenant_id::text) || audit_field(p_seq::text) || audit_field(p_prev_hash)
+    SELECT 'audit-v1;' || audit_field(p_tenant_id::text) || audit_field(p_lane::text) || audit_field(p_seq::text)
+      || audit_field(p_prev_hash)
       || audit_field(to_char(p_occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
       || audit_field(p_actor_type) || audit_field(p_actor_id) || audit_field(p_action)
       || audit_field(p_subject_type) || audit_field(p_subject_id)
@@ -180,15 +191,16 @@ CREATE FUNCTION audit_log_chain() RETURNS trigger
     last_seq  bigint;
     last_hash text;
   BEGIN
-    -- One writer per tenant chain at a time; held to the end of the transaction.
-    PERFORM pg_advisory_xact_lock(hashtextextended('audit_log:' || NEW.tenant_id::text, 0));
+    NEW.lane := audit_lane(NEW.subject_type, NEW.subject_id);
+    -- One writer per lane at a time; held to the end of the transaction.
+    PERFORM pg_advisory_xact_lock(hashtextextended('audit_log:' || NEW.tenant_id::text || ':' || NEW.lane::text, 0));
     SELECT seq, hash INTO last_seq, last_hash
-      FROM audit_log WHERE tenant_id = NEW.tenant_id ORDER BY seq DESC LIMIT 1;
+      FROM audit_log WHERE tenant_id = NEW.tenant_id AND lane = NEW.lane ORDER BY seq DESC LIMIT 1;
     NEW.seq := coalesce(last_seq, 0) + 1;
     NEW.prev_hash := coalesce(last_hash, repeat('0', 64));
     NEW.occurred_at := date_trunc('milliseconds', coalesce(NEW.occurred_at, now()));
     NEW.hash := encode(sha256(convert_to(audit_log_canonical(
-      NEW.tenant_id, NEW.seq, NEW.prev_hash, NEW.occurred_at, NEW.actor_type, NEW.actor_id,
+      NEW.tenant_id, NEW.lane, NEW.seq, NEW.prev_hash, NEW.occurred_at, NEW.actor_type, NEW.actor_id,
       NEW.action, NEW.subject_type, NEW.subject_id, NEW.payload), 'UTF8')), 'hex');
     RETURN NEW;
   END $$;

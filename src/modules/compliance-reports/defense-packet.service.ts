@@ -33,11 +33,12 @@ export const PACKET_PARTS = [
 export type PacketPartKey = (typeof PACKET_PARTS)[number]['key'];
 
 export const AUDIT_CANONICAL_RECIPE =
-  "text = 'audit-v1;' followed by, for each field in this order: tenant_id, seq, prev_hash, occurred_at, actor_type, " +
+  "text = 'audit-v1;' followed by, for each field in this order: tenant_id, lane, seq, prev_hash, occurred_at, actor_type, " +
   "actor_id, action, subject_type, subject_id, payload_sha256 -- 'N;' when the field is null, otherwise " +
   "'<length of the value in UTF-8 bytes>:<value>;'. hash = lowercase hex SHA-256 of the UTF-8 bytes of text. " +
   'payload_sha256 = lowercase hex SHA-256 of the UTF-8 bytes of payload_text (the stored jsonb rendered as text). ' +
-  'Each link’s prev_hash is the hash of the link before it (64 zeros before seq 1).';
+  'Each tenant log is 16 independent chains (lanes); every entry about one subject is in the same lane. ' +
+  'Each link’s prev_hash is the hash of the link before it in its lane (64 zeros before seq 1).';
 
 export interface ProofLink extends ChainLink {
   /** The payload as stored (present only for links about this debt; other links show only its digest). */
@@ -50,6 +51,8 @@ export interface ChainProof {
   hash_algorithm: 'sha256';
   canonical_text: { version: 'audit-v1'; fields: string[]; recipe: string };
   genesis_hash: string;
+  /** The lane every entry about the debt is in. */
+  lane: string;
   first_seq: string | null;
   start_prev_hash: string | null;
   head: { seq: string; hash: string } | null;
@@ -83,7 +86,7 @@ export interface PacketManifest {
   canonicalization: string;
   hash_algorithm: 'sha256';
   files: { name: string; sha256: string; bytes: number }[];
-  chain_head: { seq: string; hash: string } | null;
+  chain_head: { lane: string; seq: string; hash: string } | null;
   packet_sha256: string;
 }
 
@@ -99,6 +102,7 @@ const iso = (d: Date | null): string | null => d?.toISOString() ?? null;
 interface ChainSqlRow {
   id: string;
   tenant_id: string;
+  lane: string;
   seq: string;
   prev_hash: string;
   occurred_at: string;
@@ -113,38 +117,43 @@ interface ChainSqlRow {
 }
 
 /**
- * Every link from the first one about the debt to the head, in order; the payload text only for
+ * Every link of the debt's lane from the first one about the debt to the lane's head, in order
+ * (every entry about the debt is in that lane); the payload text only for
  * links about the debt (the digest is computed in the database for all of them). occurred_at is
  * rendered exactly as audit_log_canonical renders it.
  */
 const CHAIN_SQL = `
-SELECT a.id::text AS id, a.tenant_id::text AS tenant_id, a.seq::text AS seq, a.prev_hash,
+SELECT a.id::text AS id, a.tenant_id::text AS tenant_id, a.lane::text AS lane, a.seq::text AS seq, a.prev_hash,
        to_char(a.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS occurred_at,
        a.actor_type, a.actor_id, a.action, a.subject_type, a.subject_id,
        encode(sha256(convert_to(a.payload::text, 'UTF8')), 'hex') AS payload_sha256,
        CASE WHEN a.subject_type = 'debt' AND a.subject_id = $2 THEN a.payload::text END AS payload_text,
        a.hash
   FROM audit_log a
- WHERE a.tenant_id = $1::uuid
-   AND a.seq >= (SELECT min(s.seq) FROM audit_log s WHERE s.tenant_id = $1::uuid AND s.subject_type = 'debt' AND s.subject_id = $2)
+ WHERE a.tenant_id = $1::uuid AND a.lane = audit_lane('debt', $2)
+   AND a.seq >= (SELECT min(s.seq) FROM audit_log s
+                  WHERE s.tenant_id = $1::uuid AND s.lane = audit_lane('debt', $2) AND s.subject_type = 'debt' AND s.subject_id = $2)
  ORDER BY a.seq
  LIMIT $3`;
 
-const HEAD_SQL = `SELECT seq::text AS seq, hash FROM audit_log WHERE tenant_id = $1::uuid ORDER BY seq DESC LIMIT 1`;
+const HEAD_SQL = `SELECT seq::text AS seq, hash FROM audit_log WHERE tenant_id = $1::uuid AND lane = audit_lane('debt', $2) ORDER BY seq DESC LIMIT 1`;
+const LANE_SQL = `SELECT audit_lane('debt', $1)::text AS lane`;
 
 async function readChain(tx: Tx, tenantId: string, debtId: string) {
   const rows = await tx.$queryRawUnsafe<ChainSqlRow[]>(CHAIN_SQL, tenantId, debtId, MAX_PROOF_LINKS + 1);
   if (rows.length > MAX_PROOF_LINKS) {
     throw unprocessable(`the audit-chain proof for this debt would exceed ${MAX_PROOF_LINKS} links`);
   }
-  const [head] = await tx.$queryRawUnsafe<{ seq: string; hash: string }[]>(HEAD_SQL, tenantId);
-  return { rows, head: head ?? null };
+  const [head] = await tx.$queryRawUnsafe<{ seq: string; hash: string }[]>(HEAD_SQL, tenantId, debtId);
+  const [{ lane }] = (await tx.$queryRawUnsafe<{ lane: string }[]>(LANE_SQL, debtId)) as [{ lane: string }];
+  return { rows, head: head ?? null, lane };
 }
 
-function chainProof(tenantId: string, debtId: string, rows: ChainSqlRow[], head: { seq: string; hash: string } | null): ChainProof {
+function chainProof(tenantId: string, debtId: string, lane: string, rows: ChainSqlRow[], head: { seq: string; hash: string } | null): ChainProof {
   const links: ProofLink[] = rows.map((r) => {
     const link: ProofLink = {
       tenant_id: r.tenant_id,
+      lane: r.lane,
       seq: r.seq,
       prev_hash: r.prev_hash,
       occurred_at: r.occurred_at,
@@ -171,10 +180,11 @@ function chainProof(tenantId: string, debtId: string, rows: ChainSqlRow[], head:
     hash_algorithm: 'sha256',
     canonical_text: {
       version: 'audit-v1',
-      fields: ['tenant_id', 'seq', 'prev_hash', 'occurred_at', 'actor_type', 'actor_id', 'action', 'subject_type', 'subject_id', 'payload_sha256'],
+      fields: ['tenant_id', 'lane', 'seq', 'prev_hash', 'occurred_at', 'actor_type', 'actor_id', 'action', 'subject_type', 'subject_id', 'payload_sha256'],
       recipe: AUDIT_CANONICAL_RECIPE,
     },
     genesis_hash: AUDIT_GENESIS_HASH,
+    lane,
     first_seq: first?.seq ?? null,
     start_prev_hash: first?.prev_hash ?? null,
     head,
@@ -190,8 +200,8 @@ function chainProof(tenantId: string, debtId: string, rows: ChainSqlRow[], head:
   };
 }
 
-function readme(info: { debtId: string; tenantId: string; generatedAt: string; head: { seq: string; hash: string } | null }): string {
-  const head = info.head ? `seq ${info.head.seq}, hash ${info.head.hash}` : 'none (the chain is empty)';
+function readme(info: { debtId: string; tenantId: string; generatedAt: string; lane: string; head: { seq: string; hash: string } | null }): string {
+  const head = info.head ? `lane ${info.lane}, seq ${info.head.seq}, hash ${info.head.hash}` : 'none (the lane is empty)';
   return [
     'DEFENSE PACKET',
     '',
@@ -208,7 +218,7 @@ function readme(info: { debtId: string; tenantId: string; generatedAt: string; h
     '  decisions.json      every compliance decision about the debt: its audit entry with the full payload',
     '                      (gate, reason, every check with its citations, the facts it read, versions)',
     '  policies.json       the tenant compliance policy versions those decisions cite (version 0 = platform default)',
-    '  chain_proof.json    the audit-chain links from the first link about the debt to the chain head',
+    '  chain_proof.json    the links of the debt\'s audit lane from the first link about the debt to the lane head',
     '  manifest.json       (ZIP) SHA-256 and size of every file above, the chain head, packet_sha256',
     '',
     'How to verify',
@@ -279,7 +289,7 @@ export async function buildDefensePacket(deps: Pick<AppDeps, 'db' | 'box'>, tena
     ...(data.cited.has(0) ? [{ version: 0, source: 'platform_default', policy: DEFAULT_POLICY, actor: null, created_at: null }] : []),
     ...data.stored.map((p) => ({ version: p.version, source: 'tenant', policy: readPolicy(p.policy), actor: p.actor, created_at: p.createdAt.toISOString() })),
   ];
-  const proof = chainProof(tenantId, debtId, data.chain.rows, data.chain.head);
+  const proof = chainProof(tenantId, debtId, data.chain.lane, data.chain.rows, data.chain.head);
 
   const parts: Record<PacketPartKey, unknown> = {
     debt: {
@@ -332,7 +342,7 @@ export async function buildDefensePacket(deps: Pick<AppDeps, 'db' | 'box'>, tena
     decisions: data.decisions,
     policies,
     chain_proof: proof,
-    readme: readme({ debtId, tenantId, generatedAt, head: proof.head }),
+    readme: readme({ debtId, tenantId, generatedAt, lane: proof.lane, head: proof.head }),
   };
 
   const files: ZipEntry[] = PACKET_PARTS.map(({ file, key }) => ({
@@ -348,7 +358,7 @@ export async function buildDefensePacket(deps: Pick<AppDeps, 'db' | 'box'>, tena
     canonicalization: CANONICALIZATION,
     hash_algorithm: 'sha256' as const,
     files: files.map((f) => ({ name: f.name, sha256: sha256Hex(f.data), bytes: f.data.length })),
-    chain_head: proof.head,
+    chain_head: proof.head ? { lane: proof.lane, ...proof.head } : null,
   };
   const manifest: PacketManifest = { ...unsealed, packet_sha256: sha256Hex(canonicalJson(unsealed)) };
   return { parts, files, manifest };

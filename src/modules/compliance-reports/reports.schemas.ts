@@ -149,13 +149,22 @@ export const ViolationsReportSchema = z
 // GET /v1/debts/{id}/defense-packet
 
 const ChainHeadSchema = z
-  .object({ seq: z.string().openapi({ description: 'Sequence number (decimal string)' }), hash: hex64('Link hash') })
-  .openapi({ description: 'The tenant’s chain head when the packet was read' });
+  .object({ seq: z.string().openapi({ description: 'Sequence number in the lane (decimal string)' }), hash: hex64('Link hash') })
+  .openapi({ description: 'The head of the debt’s lane when the packet was read' });
+
+const ManifestHeadSchema = z
+  .object({
+    lane: z.string().openapi({ description: 'The debt’s lane (0-15)' }),
+    seq: z.string().openapi({ description: 'Sequence number in the lane (decimal string)' }),
+    hash: hex64('Link hash'),
+  })
+  .openapi({ description: 'The head of the debt’s lane when the packet was read' });
 
 const ProofLinkSchema = z
   .object({
     tenant_id: uuid('Tenant of the chain'),
-    seq: z.string().openapi({ description: 'Position in the tenant chain (decimal string)' }),
+    lane: z.string().openapi({ description: 'Lane of the tenant log the link belongs to (0-15)' }),
+    seq: z.string().openapi({ description: 'Position in the lane (decimal string)' }),
     prev_hash: hex64('Hash of the previous link (64 zeros before seq 1)'),
     occurred_at: z.string().openapi({ description: 'YYYY-MM-DDTHH:MM:SS.mmmZ exactly as hashed' }),
     actor_type: z.string(),
@@ -252,11 +261,12 @@ const ChainProofSchema = z
       recipe: z.string().openapi({ description: 'How a link hash is recomputed' }),
     }),
     genesis_hash: hex64('prev_hash of seq 1'),
+    lane: z.string().openapi({ description: 'The lane holding every entry about the debt: md5(subject_type:subject_id) mod 16 (audit_lane)' }),
     first_seq: z.string().nullable().openapi({ description: 'The first link about the debt; null when there is none' }),
     start_prev_hash: hex64('prev_hash of the first link (the anchor the proof starts from)').nullable(),
     head: ChainHeadSchema.nullable(),
     links: z.array(ProofLinkSchema).openapi({
-      description: `Every link from first_seq to the head, in order (at most ${MAX_PROOF_LINKS}). Links about this debt carry payload_text; other links only payload_sha256.`,
+      description: `Every link of the lane from first_seq to the head, in order (at most ${MAX_PROOF_LINKS}). Links about this debt carry payload_text; other links only payload_sha256.`,
     }),
     verification: z
       .object({
@@ -286,7 +296,7 @@ export const PacketManifestSchema = z
         description:
           'debt.json, contacts.json, consents.json, call_attempts.json, decisions.json, policies.json, chain_proof.json (each the JCS serialization of the part), README.txt (UTF-8 text)',
       }),
-    chain_head: ChainHeadSchema.nullable(),
+    chain_head: ManifestHeadSchema.nullable(),
     packet_sha256: hex64('SHA-256 of the JCS serialization of this manifest without packet_sha256; recorded in the audit chain'),
   })
   .openapi('DefensePacketManifest');

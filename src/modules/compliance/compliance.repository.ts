@@ -198,8 +198,8 @@ WITH input AS (
     AS x(ord int, id uuid, debt_id uuid, debt_known boolean, campaign_id uuid, allowed boolean, gate text, at timestamptz, payload jsonb)
 ),
 audit AS (
-  INSERT INTO audit_log (id, tenant_id, actor_type, actor_id, action, subject_type, subject_id, payload, occurred_at, seq, prev_hash, hash)
-  SELECT id, app_tenant_id(), $2, $3, 'compliance.decision', 'debt', debt_id::text, payload, at, 0, '', ''
+  INSERT INTO audit_log (id, tenant_id, actor_type, actor_id, action, subject_type, subject_id, payload, occurred_at, lane, seq, prev_hash, hash)
+  SELECT id, app_tenant_id(), $2, $3, 'compliance.decision', 'debt', debt_id::text, payload, at, 0, 0, '', ''
     FROM input ORDER BY ord
   RETURNING id
 ),
