@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { APP_ROLE, DEFAULT_DATABASE_URL, deriveAppDatabaseUrl, loadConfig, OWNER_ROLE, ROOT_DIR, SERVICE_VERSION } from '../../src/config';
 
@@ -9,7 +10,7 @@ describe('loadConfig', () => {
       PORT: 8080,
       METRICS_PORT: 9464,
       HOST: '0.0.0.0',
-      DB_POOL_MAX: 20,
+      DB_POOL_MAX: Math.min(32, Math.max(4, 4 * os.cpus().length)),
       TEMPORAL_NAMESPACE: 'default',
       TEMPORAL_TASK_QUEUE: 'dialer',
       MAIL_FROM: 'no-reply@dialer.invalid',
@@ -109,7 +110,7 @@ describe('blank environment values', () => {
     const config = loadConfig({ PORT: '', METRICS_PORT: '  ', DB_POOL_MAX: '', PASSWORD_PBKDF2_ITERATIONS: '', AI_MAX_CALL_SECONDS_DEFAULT: '' });
     expect(config.PORT).toBe(8080);
     expect(config.METRICS_PORT).toBe(9464);
-    expect(config.DB_POOL_MAX).toBe(20);
+    expect(config.DB_POOL_MAX).toBe(Math.min(32, Math.max(4, 4 * os.cpus().length)));
     expect(config.PASSWORD_PBKDF2_ITERATIONS).toBe(210_000);
     expect(config.AI_MAX_CALL_SECONDS_DEFAULT).toBe(900);
   });
