@@ -18,6 +18,8 @@ export const RATE_BUDGETS = {
   login: { points: 10, durationSeconds: 900 },
   /** Password-reset requests per email (over budget: same 202, no mail). */
   passwordReset: { points: 3, durationSeconds: 3600 },
+  /** Dispositions per tenant (POST /v1/call_attempts/{id}/disposition). */
+  dispositions: { points: 600, durationSeconds: 60 },
 } satisfies Record<string, FixedWindow>;
 
 export type BudgetName = keyof typeof RATE_BUDGETS;
