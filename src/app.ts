@@ -19,6 +19,7 @@ import { reassignedNumberRoutes } from './modules/reassigned-numbers/reassigned-
 import { suppressionRoutes } from './modules/suppressions/suppression.routes';
 import { adminTenantRoutes } from './modules/tenants/admin.routes';
 import { tenantRoutes } from './modules/tenants/tenant.routes';
+import { statsRoutes } from './modules/stats/stats.routes';
 import { userRoutes } from './modules/users/user.routes';
 
 /** /v1 paths that carry no tenant bearer (their own auth, or none). */
@@ -74,5 +75,6 @@ export function createApp(deps: AppDeps, httpMetrics: HttpMetrics): OpenAPIHono<
   app.route('/', debtRoutes(deps));
   app.route('/', complianceRoutes(deps));
   app.route('/', complianceReportRoutes(deps));
+  app.route('/', statsRoutes(deps));
   return app;
 }
