@@ -19,6 +19,7 @@ import { reassignedNumberRoutes } from './modules/reassigned-numbers/reassigned-
 import { suppressionRoutes } from './modules/suppressions/suppression.routes';
 import { adminTenantRoutes } from './modules/tenants/admin.routes';
 import { tenantRoutes } from './modules/tenants/tenant.routes';
+import { rewindRoutes } from './modules/rewind/rewind.routes';
 import { statsRoutes } from './modules/stats/stats.routes';
 import { userRoutes } from './modules/users/user.routes';
 
@@ -76,5 +77,6 @@ export function createApp(deps: AppDeps, httpMetrics: HttpMetrics): OpenAPIHono<
   app.route('/', complianceRoutes(deps));
   app.route('/', complianceReportRoutes(deps));
   app.route('/', statsRoutes(deps));
+  app.route('/', rewindRoutes(deps));
   return app;
 }
