@@ -169,6 +169,12 @@ describe('quiet hours', () => {
       expect(at('2026-06-15T11:00:00Z', wide).gate).toBe('quiet_hours'); // 07:00 EDT
     });
 
+    it('is exact to the second', () => {
+      const c = campaign({ callingWindowStart: '10:00:30', callingWindowEnd: '18:00:00' });
+      expect(at('2026-06-15T15:00:15Z', c).gate).toBe('quiet_hours'); // 10:00:15 CDT
+      expect(at('2026-06-15T15:00:45Z', c).gate).toBeNull();
+    });
+
     it('refuses a window with no zone to be read in', () => {
       const d = at('2026-06-15T16:00:00Z', campaign({ defaultTimezone: null }));
       expect(d.gate).toBe('quiet_hours');

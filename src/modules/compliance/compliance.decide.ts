@@ -111,9 +111,10 @@ function localMinute(now: Date, zone: string): number {
   return local.hour * 60 + local.minute + local.second / 60;
 }
 
+/** Minutes since midnight of HH:MM or HH:MM:SS (seconds as a fraction: windows are exact to the second). */
 export function parseHhmm(value: string): number {
-  const [h, m] = value.split(':');
-  return Number(h) * 60 + Number(m);
+  const [h, m, sec] = value.split(':');
+  return Number(h) * 60 + Number(m) + Number(sec ?? 0) / 60;
 }
 
 /** [start, end) in minutes; a window whose end is before its start runs past midnight. */

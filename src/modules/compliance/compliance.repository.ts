@@ -84,8 +84,8 @@ SELECT r.i,
        (SELECT to_char(max(rn.disconnected_on), 'YYYY-MM-DD') FROM reassigned_numbers rn WHERE rn.phone_e164 = r.phone) AS reassigned_on,
        CASE WHEN cp.id IS NULL THEN NULL ELSE jsonb_build_object(
          'campaign_type', cp.campaign_type,
-         'calling_window_start', to_char(cp.calling_window_start, 'HH24:MI'),
-         'calling_window_end', to_char(cp.calling_window_end, 'HH24:MI'),
+         'calling_window_start', to_char(cp.calling_window_start, 'HH24:MI:SS'),
+         'calling_window_end', to_char(cp.calling_window_end, 'HH24:MI:SS'),
          'default_timezone', cp.default_timezone,
          'calling_window_destination_local', cp.calling_window_destination_local) END AS campaign
   FROM req r
