@@ -1,0 +1,89 @@
+import type { AppDeps } from '../../deps';
+import { appendAudit, type ActorType } from '../../lib/audit';
+import { conflict, invalid, isUniqueViolation, notFound } from '../../lib/errors';
+import { createdAtKey, createdAtPageArgs, paginate } from '../../lib/pagination';
+import { withTenant, type Tx } from '../../lib/tenancy';
+import { applyCampaignWrite, NEW_CAMPAIGN, type CampaignSettings, type CampaignWrite } from './campaign.rules';
+import { campaignData, campaignSettings, campaignView } from './campaign.views';
+
+type Actor = { type: ActorType; id: string | null };
+
+const ALL_SETTINGS = Object.keys(NEW_CAMPAIGN) as (keyof CampaignSettings)[];
+const DUPLICATE_NAME = 'a campaign with this name already exists (names are unique per tenant, case-insensitive)';
+
+/** Every id of the pool must be a DID of the tenant's registry (any status: DIDs are never deleted). */
+async function assertPoolInRegistry(tx: Tx, pool: string[]): Promise<void> {
+  if (pool.length === 0) return;
+  const found = await tx.did.findMany({ where: { id: { in: pool } }, select: { id: true } });
+  const known = new Set(found.map((d) => d.id.toLowerCase()));
+  const missing = pool.find((id) => !known.has(id));
+  if (missing !== undefined) throw invalid(`caller_id_pool: '${missing}' is not a DID of this tenant's registry`);
+}
+
+const pick = (s: CampaignSettings, keys: readonly (keyof CampaignSettings)[]) => Object.fromEntries(keys.map((k) => [k, s[k]]));
+
+export async function listCampaigns(deps: AppDeps, tenantId: string, limit: number, cursor?: string) {
+  const rows = await withTenant(deps.db, tenantId, (tx) => tx.campaign.findMany(createdAtPageArgs(cursor, limit)));
+  const { page, nextCursor } = paginate(rows, limit, createdAtKey);
+  return { campaigns: page.map(campaignView), next_cursor: nextCursor };
+}
+
+export async function getCampaign(deps: AppDeps, tenantId: string, id: string) {
+  const row = await withTenant(deps.db, tenantId, (tx) => tx.campaign.findUnique({ where: { id } }));
+  if (!row) throw notFound();
+  return campaignView(row);
+}
+
+/** A new campaign in state draft. The body is checked before any database work. */
+export async function createCampaign(deps: AppDeps, tenantId: string, actor: Actor, write: CampaignWrite & { name: string }) {
+  const { next } = applyCampaignWrite(NEW_CAMPAIGN, write);
+  try {
+    return await withTenant(deps.db, tenantId, async (tx) => {
+      await assertPoolInRegistry(tx, next.caller_id_pool);
+      const row = await tx.campaign.create({ data: { ...campaignData(next, ALL_SETTINGS), tenantId, name: next.name } });
+      await appendAudit(tx, tenantId, {
+        actorType: actor.type,
+        actorId: actor.id,
+        action: 'campaign.created',
+        subjectType: 'campaign',
+        subjectId: row.id,
+        payload: { state: row.state, settings: pick(next, ALL_SETTINGS) },
+      });
+      return campaignView(row);
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict(DUPLICATE_NAME);
+    throw err;
+  }
+}
+
+/**
+ * Applies a patch under a row lock, so the rules between fields (window order, min <= max
+ * ratio, sms_body for sms_blast) hold against concurrent patches. A patch that changes nothing
+ * writes nothing and records no audit entry.
+ */
+export async function updateCampaign(deps: AppDeps, tenantId: string, actor: Actor, id: string, write: CampaignWrite) {
+  try {
+    return await withTenant(deps.db, tenantId, async (tx) => {
+      const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM campaigns WHERE id = ${id}::uuid FOR UPDATE`;
+      const row = locked.length ? await tx.campaign.findUnique({ where: { id } }) : null;
+      if (!row) throw notFound();
+      const { next, changed } = applyCampaignWrite(campaignSettings(row), write);
+      if (changed.length === 0) return campaignView(row);
+      if (changed.includes('caller_id_pool')) await assertPoolInRegistry(tx, next.caller_id_pool);
+      const updated = await tx.campaign.update({ where: { id }, data: campaignData(next, changed) });
+      await appendAudit(tx, tenantId, {
+        actorType: actor.type,
+        actorId: actor.id,
+        action: 'campaign.updated',
+        subjectType: 'campaign',
+        subjectId: row.id,
+        payload: { changed, values: pick(next, changed) },
+      });
+      return campaignView(updated);
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict(DUPLICATE_NAME);
+    throw err;
+  }
+}

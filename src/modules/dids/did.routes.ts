@@ -1,0 +1,110 @@
+import { createRoute } from '@hono/zod-openapi';
+import type { AppDeps } from '../../deps';
+import { actorOf } from '../../lib/audit';
+import { requireManagement } from '../../lib/auth';
+import { createRouter, errorResponses, IdParam, jsonBody, jsonContent } from '../../lib/openapi';
+import { CreateDidBody, DidEnvelope, DidList, ListDidsQuery, PatchDidBody } from './did.schemas';
+import { createDid, getDid, listDids, retireDid, updateDid } from './did.service';
+
+const security = [{ bearer: [] }];
+const tags = ['DIDs'];
+const middleware = [requireManagement];
+
+const WRITE_NOTE = `Errors: 400 \`bad_request\` for malformed JSON, a wrong JSON type or an unknown key (named in the message); 400
+\`invalid\` for a value that breaks a rule (named in the message: E.164, npa, us_state, attestation, status, labels, notes).
+Tenant-management scope (a \`ddw_\` widget token is 403). Every change is an audit entry (did.created, did.updated, did.retired).`;
+
+export function didRoutes(deps: AppDeps) {
+  const app = createRouter();
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/dids',
+      tags,
+      security,
+      middleware,
+      summary: "The tenant's DID registry, ordered by e164",
+      description: 'Optional `status` filter (active, quarantine, retired; another value is 400). Keyset pages: `limit` (default 100, max 1000; above is 400) and the opaque `cursor` from `next_cursor` (null on the last page; a cursor that does not decode is 400).',
+      request: { query: ListDidsQuery },
+      responses: { 200: jsonContent(DidList, 'A page of DIDs'), ...errorResponses(400, 401, 403) },
+    }),
+    async (c) => c.json(await listDids(deps, c.get('principal').tenantId, c.req.valid('query')), 200),
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/dids',
+      tags,
+      security,
+      middleware,
+      summary: 'Register a DID',
+      description: `\`e164\` is required and unique per tenant (409 \`conflict\`). \`npa\` is derived from a +1 number when omitted.
+\`origin\` is accepted and ignored: a DID registered here is always customer. Defaults: attestation unknown, status active,
+labels [], notes null. ${WRITE_NOTE}`,
+      request: { body: jsonBody(CreateDidBody) },
+      responses: { 201: jsonContent(DidEnvelope, 'Registered'), ...errorResponses(400, 401, 403, 409, 413, 415) },
+    }),
+    async (c) => {
+      const principal = c.get('principal');
+      return c.json({ did: await createDid(deps, principal.tenantId, actorOf(principal), c.req.valid('json')) }, 201);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/dids/{id}',
+      tags,
+      security,
+      middleware,
+      summary: 'A DID (any status, retired included)',
+      request: { params: IdParam },
+      responses: { 200: jsonContent(DidEnvelope, 'The DID'), ...errorResponses(401, 403, 404) },
+    }),
+    async (c) => c.json({ did: await getDid(deps, c.get('principal').tenantId, c.req.valid('param').id) }, 200),
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'patch',
+      path: '/v1/dids/{id}',
+      tags,
+      security,
+      middleware,
+      summary: 'Change a DID',
+      description: `Same fields as the registration except \`e164\`, which is immutable (400 \`bad_request\` naming it). Absent keys are
+unchanged; null clears npa, us_state and notes. \`origin\` is accepted and ignored. A status may be set back from retired. A patch
+that changes nothing writes nothing. ${WRITE_NOTE}`,
+      request: { params: IdParam, body: jsonBody(PatchDidBody) },
+      responses: { 200: jsonContent(DidEnvelope, 'The updated DID'), ...errorResponses(400, 401, 403, 404, 413, 415) },
+    }),
+    async (c) => {
+      const principal = c.get('principal');
+      return c.json({ did: await updateDid(deps, principal.tenantId, actorOf(principal), c.req.valid('param').id, c.req.valid('json')) }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'delete',
+      path: '/v1/dids/{id}',
+      tags,
+      security,
+      middleware,
+      summary: 'Retire a DID (idempotent; the row is kept)',
+      description: `Sets status retired; a retired DID stays readable (and keeps serving health) and is never deleted. Retiring a retired
+DID answers the same 200 and records nothing new. Campaign pools that name it keep it; the dial loop resolves pools to active
+DIDs. Tenant-management scope (a \`ddw_\` widget token is 403).`,
+      request: { params: IdParam },
+      responses: { 200: jsonContent(DidEnvelope, 'The retired DID'), ...errorResponses(401, 403, 404) },
+    }),
+    async (c) => {
+      const principal = c.get('principal');
+      return c.json({ did: await retireDid(deps, principal.tenantId, actorOf(principal), c.req.valid('param').id) }, 200);
+    },
+  );
+
+  return app;
+}

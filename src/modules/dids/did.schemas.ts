@@ -1,0 +1,66 @@
+import { z } from '../../lib/openapi';
+import { cursorParam, limitParam } from '../../lib/pagination';
+import { DID_ATTESTATIONS, DID_ORIGINS, DID_STATUSES, LABEL_MAX_CHARS, LABELS_MAX, NOTES_MAX_CHARS } from './did.rules';
+
+const dateTime = z.string().openapi({ format: 'date-time' });
+const uuid = z.string().openapi({ format: 'uuid' });
+
+export const DidSchema = z
+  .object({
+    id: uuid,
+    tenant_id: uuid,
+    e164: z.string().openapi({ description: 'Immutable', example: '+12125550100' }),
+    npa: z.string().nullable().openapi({ example: '212' }),
+    us_state: z.string().nullable().openapi({ example: 'NY' }),
+    attestation: z.enum(DID_ATTESTATIONS).openapi({ description: 'STIR/SHAKEN signing level' }),
+    status: z.enum(DID_STATUSES),
+    origin: z.enum(DID_ORIGINS).openapi({ description: 'customer for every DID registered through the API' }),
+    labels: z.array(z.string()),
+    notes: z.string().nullable(),
+    created_at: dateTime,
+    updated_at: dateTime,
+  })
+  .openapi('Did');
+
+export const DidEnvelope = z.object({ did: DidSchema });
+
+export const ListDidsQuery = z.object({
+  status: z.enum(DID_STATUSES).optional().openapi({ description: 'Only DIDs in this status; another value is 400' }),
+  limit: limitParam(100, 1000),
+  cursor: cursorParam,
+});
+export const DidList = z.object({ dids: z.array(DidSchema), next_cursor: z.string().nullable() }).openapi('DidList');
+
+const fields = {
+  npa: z.string().nullable().openapi({
+    description: 'Three digits, the first 2-9 (400 invalid otherwise). Omitted on create: derived from a +1 number (null otherwise). For a +1 number it must be its area code or null',
+    example: '212',
+  }),
+  us_state: z.string().nullable().openapi({ description: 'Two letters, stored uppercase (400 invalid otherwise); null clears', example: 'NY' }),
+  attestation: z.string().openapi({ enum: [...DID_ATTESTATIONS], description: 'Default unknown; another value is 400 invalid' }),
+  status: z.string().openapi({ enum: [...DID_STATUSES], description: 'Default active; another value is 400 invalid' }),
+  labels: z.array(z.string()).openapi({
+    description: `At most ${LABELS_MAX} distinct labels of 1 to ${LABEL_MAX_CHARS} characters (trimmed); 400 invalid otherwise`,
+    example: ['ny-pool'],
+  }),
+  notes: z.string().nullable().openapi({ description: `At most ${NOTES_MAX_CHARS} characters; empty or null clears` }),
+  origin: z.unknown().openapi({ type: 'string', enum: [...DID_ORIGINS], description: 'Accepted and ignored: origin is always customer' }),
+};
+
+type Fields = typeof fields;
+const optionalFields = Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.optional()])) as {
+  [K in keyof Fields]: z.ZodOptional<Fields[K]>;
+};
+
+const NOTE = 'Other keys, including the rendered id, tenant_id, created_at and updated_at, are 400 bad_request naming the key.';
+
+export const CreateDidBody = z
+  .strictObject({
+    e164: z.string().openapi({ description: 'E.164 (400 invalid otherwise); unique per tenant (409)', example: '+12125550100' }),
+    ...optionalFields,
+  })
+  .openapi('CreateDid', { description: NOTE });
+
+export const PatchDidBody = z
+  .strictObject(optionalFields)
+  .openapi('PatchDid', { description: `Absent keys are unchanged. e164 is immutable (400 bad_request). ${NOTE}` });
