@@ -8,6 +8,8 @@ import { bodySizeLimit, errorHandler, notFoundHandler, requestLogging, requireJs
 import type { HttpMetrics } from './lib/metrics';
 import { createRouter } from './lib/openapi';
 import { apiKeyRoutes } from './modules/api-keys/api-key.routes';
+import { callbackRoutes } from './modules/callbacks/callback.routes';
+import { cdrRoutes } from './modules/cdr/cdr.routes';
 import { complianceRoutes } from './modules/compliance/compliance.routes';
 import { complianceReportRoutes } from './modules/compliance-reports/reports.routes';
 import { authRoutes, mePasswordRoutes } from './modules/auth/auth.routes';
@@ -15,6 +17,7 @@ import { debtRoutes } from './modules/debts/debt.routes';
 import { disclosureRoutes } from './modules/disclosure/disclosure.routes';
 import { docsRoutes } from './modules/docs/docs.routes';
 import { healthRoutes } from './modules/health/health.routes';
+import { promiseRoutes } from './modules/promises/promise.routes';
 import { reassignedNumberRoutes } from './modules/reassigned-numbers/reassigned-number.routes';
 import { suppressionRoutes } from './modules/suppressions/suppression.routes';
 import { adminTenantRoutes } from './modules/tenants/admin.routes';
@@ -22,6 +25,8 @@ import { tenantRoutes } from './modules/tenants/tenant.routes';
 import { rewindRoutes } from './modules/rewind/rewind.routes';
 import { statsRoutes } from './modules/stats/stats.routes';
 import { userRoutes } from './modules/users/user.routes';
+import { campaignRoutes } from './modules/campaigns/campaign.routes';
+import { didRoutes } from './modules/dids/did.routes';
 
 /** /v1 paths that carry no tenant bearer (their own auth, or none). */
 const UNAUTHENTICATED_V1 = [/^\/v1\/auth\//, /^\/v1\/admin\//, /^\/v1\/openapi\.json$/, /^\/v1\/docs(\/|$)/];
@@ -76,6 +81,11 @@ export function createApp(deps: AppDeps, httpMetrics: HttpMetrics): OpenAPIHono<
   app.route('/', debtRoutes(deps));
   app.route('/', complianceRoutes(deps));
   app.route('/', complianceReportRoutes(deps));
+  app.route('/', campaignRoutes(deps));
+  app.route('/', didRoutes(deps));
+  app.route('/', cdrRoutes(deps));
+  app.route('/', callbackRoutes(deps));
+  app.route('/', promiseRoutes(deps));
   app.route('/', statsRoutes(deps));
   app.route('/', rewindRoutes(deps));
   return app;

@@ -1,0 +1,105 @@
+import type { CallAttempt } from '../../../prisma/generated/client';
+import type { SqlTx } from '../../lib/tenancy';
+import { callAttemptColumns } from './call-attempt.views';
+import type { ListCallsFilters } from './cdr.schemas';
+
+export type CdrFilters = Omit<ListCallsFilters, 'limit' | 'cursor'>;
+
+/**
+ * One page of CDR rows, newest first ((inserted_at, id) descending, the call_attempts_page_idx
+ * order read backwards), one statement. `originalsOnly` restricts to original rows (GET /v1/calls).
+ * Every filter applies to each row's own columns.
+ */
+export async function listCdrRows(
+  sql: SqlTx,
+  tenantId: string,
+  filters: CdrFilters,
+  originalsOnly: boolean,
+  before: { at: Date; id: string } | null,
+  take: number,
+): Promise<CallAttempt[]> {
+  const values: unknown[] = [tenantId];
+  const param = (value: unknown, cast: string) => {
+    values.push(value);
+    return `$${values.length}::${cast}`;
+  };
+  const where = ['a.tenant_id = $1::uuid'];
+  if (originalsOnly) where.push('a.corrects_id IS NULL');
+  if (filters.live === true) where.push('a.ended_at IS NULL');
+  if (filters.live === false) where.push('a.ended_at IS NOT NULL');
+  if (filters.campaign_id !== undefined) where.push(`a.campaign_id = ${param(filters.campaign_id, 'uuid')}`);
+  if (filters.debt_id !== undefined) where.push(`a.debt_id = ${param(filters.debt_id, 'uuid')}`);
+  if (filters.agent_id !== undefined) where.push(`a.agent_id = ${param(filters.agent_id, 'uuid')}`);
+  if (filters.disposition !== undefined) where.push(`a.disposition = ${param(filters.disposition, 'text')}`);
+  if (filters.from !== undefined) where.push(`a.inserted_at >= ${param(filters.from, 'timestamptz')}`);
+  if (filters.to !== undefined) where.push(`a.inserted_at < ${param(filters.to, 'timestamptz')}`);
+  if (before) where.push(`(a.inserted_at, a.id) < (${param(before.at, 'timestamptz')}, ${param(before.id, 'uuid')})`);
+  return sql.query<CallAttempt>(
+    `SELECT ${callAttemptColumns('a')} FROM call_attempts a
+      WHERE ${where.join(' AND ')}
+      ORDER BY a.inserted_at DESC, a.id DESC
+      LIMIT ${param(take, 'int')}`,
+    values,
+  );
+}
+
+/** The original row with this switch call uuid (unique among originals), or null. */
+export async function findCallByUuid(sql: SqlTx, tenantId: string, callUuid: string): Promise<CallAttempt | null> {
+  const rows = await sql.query<CallAttempt>(
+    `SELECT ${callAttemptColumns('a')} FROM call_attempts a
+      WHERE a.tenant_id = $1::uuid AND a.call_uuid = $2 AND a.corrects_id IS NULL`,
+    [tenantId, callUuid],
+  );
+  return rows[0] ?? null;
+}
+
+/**
+ * Locks an ORIGINAL row so that dispositions of one call serialize (the row itself is never
+ * updated by this). null when the id is unknown, foreign or a correction.
+ */
+export async function lockOriginal(sql: SqlTx, tenantId: string, id: string): Promise<CallAttempt | null> {
+  const rows = await sql.query<CallAttempt>(
+    `SELECT ${callAttemptColumns('a')} FROM call_attempts a
+      WHERE a.tenant_id = $1::uuid AND a.id = $2::uuid AND a.corrects_id IS NULL
+      FOR NO KEY UPDATE`,
+    [tenantId, id],
+  );
+  return rows[0] ?? null;
+}
+
+export async function agentExists(sql: SqlTx, tenantId: string, agentId: string): Promise<boolean> {
+  const rows = await sql.query(`SELECT 1 FROM agents WHERE tenant_id = $1::uuid AND id = $2::uuid`, [tenantId, agentId]);
+  return rows.length > 0;
+}
+
+/**
+ * Appends a correction of an original: every fact of the original is copied (so the latest
+ * correction alone is the call's final state) with the new disposition, agent and note. Its
+ * inserted_at is strictly after every earlier correction of the same original, so "latest" is
+ * never a tie.
+ */
+export async function insertCorrection(
+  sql: SqlTx,
+  tenantId: string,
+  originalId: string,
+  input: { disposition: string; agentId: string | null; noteCiphertext: string | null },
+): Promise<CallAttempt> {
+  const rows = await sql.query<CallAttempt>(
+    `INSERT INTO call_attempts AS a (tenant_id, debt_id, campaign_id, agent_id, consumer_ref, debt_key, call_uuid, from_number,
+       to_number, started_at, answered_at, ended_at, disposition, hangup_cause, sip_response_code, compliance_snapshot,
+       amd_verdict, recording_uri, ai_used, note_ciphertext, corrects_id, inserted_at)
+     SELECT o.tenant_id, o.debt_id, o.campaign_id, coalesce($3::uuid, o.agent_id), o.consumer_ref, o.debt_key, o.call_uuid,
+            o.from_number, o.to_number, o.started_at, o.answered_at, o.ended_at, $4, o.hangup_cause, o.sip_response_code,
+            o.compliance_snapshot, o.amd_verdict, o.recording_uri, o.ai_used, $5, o.id,
+            greatest(clock_timestamp(),
+                     (SELECT max(c.inserted_at) + interval '1 millisecond' FROM call_attempts c
+                       WHERE c.tenant_id = o.tenant_id AND c.corrects_id = o.id))
+       FROM call_attempts o
+      WHERE o.tenant_id = $1::uuid AND o.id = $2::uuid AND o.corrects_id IS NULL
+     RETURNING ${callAttemptColumns('a')}`,
+    [tenantId, originalId, input.agentId, input.disposition, input.noteCiphertext],
+  );
+  const row = rows[0];
+  if (!row) throw new Error('insertCorrection: the original row vanished');
+  return row;
+}

@@ -1,0 +1,34 @@
+/** Disposition rules (SPEC "Call attempts (CDR)"). Pure. */
+import { promisedDateError } from '../promises/promise.rules';
+
+/** The typed outcome that records a promise to pay. */
+export const PROMISE_TO_PAY = 'promise_to_pay';
+
+/** Longest disposition code and agent note, in characters. */
+export const MAX_DISPOSITION_LENGTH = 64;
+export const MAX_NOTE_LENGTH = 2000;
+
+/**
+ * Why a disposition is semantically refused (422), or null: promise_to_pay needs a promise, any
+ * other disposition must not carry one, and the promised date must be in the future and at most
+ * 90 days out.
+ */
+export function dispositionRuleError(
+  disposition: string,
+  promise: { promised_date: string } | null | undefined,
+  now: Date,
+): string | null {
+  const hasPromise = promise !== null && promise !== undefined;
+  if (disposition === PROMISE_TO_PAY) {
+    if (!hasPromise) return 'disposition promise_to_pay requires a promise';
+    return promisedDateError(promise.promised_date, now);
+  }
+  if (hasPromise) return `a promise is accepted only with disposition ${PROMISE_TO_PAY}`;
+  return null;
+}
+
+/** Rejects the bracket array form of query parameters (`disposition[]=a`, `disposition[0]=a`). */
+export function bracketQueryKey(keys: Iterable<string>): string | null {
+  for (const key of keys) if (key.includes('[') || key.includes(']')) return key;
+  return null;
+}

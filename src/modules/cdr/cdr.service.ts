@@ -1,0 +1,118 @@
+import type { AppDeps } from '../../deps';
+import type { ActorType } from '../../lib/audit';
+import { invalid, notFound, rateLimited, unprocessable } from '../../lib/errors';
+import { decodeTimestampIdCursor, paginate } from '../../lib/pagination';
+import { withTenantSql } from '../../lib/tenancy';
+import { insertAuditRow } from '../debts/debt.repository';
+import { insertPromise, lockDebtState, setDebtState } from '../promises/promise.repository';
+import { isPromisableDebtState } from '../promises/promise.rules';
+import { promiseView } from '../promises/promise.views';
+import { callAttemptView } from './call-attempt.views';
+import { agentExists, findCallByUuid, insertCorrection, listCdrRows, lockOriginal } from './cdr.repository';
+import { dispositionRuleError, PROMISE_TO_PAY } from './cdr.rules';
+import type { DispositionInput, ListCallAttemptsFilters, ListCallsFilters } from './cdr.schemas';
+
+type Actor = { type: ActorType; id: string | null };
+
+async function page(deps: AppDeps, tenantId: string, query: ListCallsFilters, originalsOnly: boolean) {
+  const { limit, cursor, ...filters } = query;
+  const before = cursor ? decodeTimestampIdCursor(cursor) : null;
+  const rows = await withTenantSql(deps.db, tenantId, (sql) => listCdrRows(sql, tenantId, filters, originalsOnly, before, limit + 1));
+  const { page: rowsOfPage, nextCursor } = paginate(rows, limit, (r) => [r.insertedAt.toISOString(), r.id]);
+  return { rows: rowsOfPage.map((r) => callAttemptView(r, deps.box)), nextCursor };
+}
+
+/** Every CDR row (originals and corrections), newest first. */
+export async function listCallAttempts(deps: AppDeps, tenantId: string, query: ListCallAttemptsFilters) {
+  const { rows, nextCursor } = await page(deps, tenantId, { ...query, live: undefined }, false);
+  return { call_attempts: rows, next_cursor: nextCursor };
+}
+
+/** Calls: original rows only, newest first. */
+export async function listCalls(deps: AppDeps, tenantId: string, query: ListCallsFilters) {
+  const { rows, nextCursor } = await page(deps, tenantId, query, true);
+  return { calls: rows, next_cursor: nextCursor };
+}
+
+export async function getCall(deps: AppDeps, tenantId: string, callUuid: string) {
+  const row = await withTenantSql(deps.db, tenantId, (sql) => findCallByUuid(sql, tenantId, callUuid));
+  if (!row) throw notFound();
+  return callAttemptView(row, deps.box);
+}
+
+/**
+ * Appends a correction row for an original call attempt (the original is never touched). A
+ * promise_to_pay disposition also creates the promise and moves the debt to promise_to_pay in the
+ * same transaction, with the audit entry: all of it commits or none of it does.
+ */
+export async function recordDisposition(
+  deps: AppDeps,
+  tenantId: string,
+  actor: Actor,
+  originalId: string,
+  input: DispositionInput,
+  now: Date = new Date(),
+) {
+  // The budget is spent before the lookup: a refusal does not reveal whether the row exists.
+  if (!(await deps.rateLimits.consume('dispositions', tenantId))) throw rateLimited('disposition budget of the tenant is used up; retry with backoff');
+  const noteCiphertext = input.note === undefined || input.note === null ? null : deps.box.encrypt(input.note);
+  return withTenantSql(deps.db, tenantId, async (sql) => {
+    const original = await lockOriginal(sql, tenantId, originalId);
+    if (!original) throw notFound();
+    const agentId = input.agent_id ?? null;
+    if (agentId !== null && !(await agentExists(sql, tenantId, agentId))) throw invalid('agent_id is not an agent of this tenant');
+    const ruleError = dispositionRuleError(input.disposition, input.promise, now);
+    if (ruleError) throw unprocessable(ruleError);
+
+    const promiseInput = input.disposition === PROMISE_TO_PAY ? input.promise : null;
+    let debtState: { from: string; to: string } | null = null;
+    let debtStateBefore: string | null = null;
+    if (promiseInput) {
+      debtStateBefore = await lockDebtState(sql, tenantId, original.debtId);
+      if (debtStateBefore === null) throw notFound();
+      if (!isPromisableDebtState(debtStateBefore)) {
+        throw unprocessable(`the debt is ${debtStateBefore}; a promise to pay can be recorded only for an open, in_collection or promise_to_pay debt`);
+      }
+    }
+
+    const correction = await insertCorrection(sql, tenantId, original.id, { disposition: input.disposition, agentId, noteCiphertext });
+
+    let promise = null;
+    if (promiseInput && debtStateBefore !== null) {
+      promise = await insertPromise(sql, tenantId, {
+        debtId: original.debtId,
+        callAttemptId: correction.id,
+        amountCents: promiseInput.amount_cents,
+        currency: promiseInput.currency,
+        promisedDate: promiseInput.promised_date,
+        note: promiseInput.note ?? null,
+      });
+      if (debtStateBefore !== PROMISE_TO_PAY) {
+        await setDebtState(sql, tenantId, original.debtId, PROMISE_TO_PAY);
+        debtState = { from: debtStateBefore, to: PROMISE_TO_PAY };
+      }
+    }
+
+    // The note never enters the audit payload (it is plain jsonb, kept forever): only its presence.
+    await insertAuditRow(sql, tenantId, {
+      actorType: actor.type,
+      actorId: actor.id,
+      action: 'call_attempt.dispositioned',
+      subjectType: 'debt',
+      subjectId: original.debtId,
+      payload: {
+        call_attempt_id: original.id,
+        correction_id: correction.id,
+        disposition: input.disposition,
+        agent_id: correction.agentId,
+        note_present: noteCiphertext !== null,
+        promise: promise
+          ? { id: promise.id, amount_cents: Number(promise.amount_cents), currency: promise.currency, promised_date: promise.promised_date }
+          : null,
+        debt_state: debtState,
+      },
+    });
+
+    return { call_attempt: callAttemptView(correction, deps.box), promise: promise ? promiseView(promise) : null };
+  });
+}

@@ -1,0 +1,56 @@
+import type { AppDeps } from '../../deps';
+import type { ActorType } from '../../lib/audit';
+import { conflict, notFound } from '../../lib/errors';
+import { decodeTimestampIdCursor, paginate } from '../../lib/pagination';
+import { withTenantSql } from '../../lib/tenancy';
+import { insertAuditRow } from '../debts/debt.repository';
+import {
+  countPendingPromises,
+  listPromiseRows,
+  lockPromiseAndDebt,
+  resolvePromise,
+  setDebtState,
+} from './promise.repository';
+import { canResolvePromise, DEBT_STATE_AFTER_PROMISES, type PromiseResolution } from './promise.rules';
+import type { ListPromisesFilters } from './promise.schemas';
+import { promiseView } from './promise.views';
+
+type Actor = { type: ActorType; id: string | null };
+
+export async function listPromises(deps: AppDeps, tenantId: string, query: ListPromisesFilters) {
+  const { limit, cursor, ...filters } = query;
+  const before = cursor ? decodeTimestampIdCursor(cursor) : null;
+  const rows = await withTenantSql(deps.db, tenantId, (sql) => listPromiseRows(sql, tenantId, filters, before, limit + 1));
+  const { page, nextCursor } = paginate(rows, limit, (r) => [r.created_at.toISOString(), r.id]);
+  return { promises: page.map(promiseView), next_cursor: nextCursor };
+}
+
+/**
+ * pending to kept, broken or cancelled; any other move is 409. When the debt is in promise_to_pay
+ * and this was its last pending promise, the debt returns to in_collection in the same transaction
+ * (lead selection skips promise_to_pay debts, so a resolved promise must release the debt).
+ */
+export async function resolvePromiseStatus(deps: AppDeps, tenantId: string, actor: Actor, promiseId: string, status: PromiseResolution) {
+  return withTenantSql(deps.db, tenantId, async (sql) => {
+    const current = await lockPromiseAndDebt(sql, tenantId, promiseId);
+    if (!current) throw notFound();
+    const refused = conflict(`promise is ${current.status}; only a pending promise can become ${status}`);
+    if (!canResolvePromise(current.status, status)) throw refused;
+    const row = await resolvePromise(sql, tenantId, promiseId, status);
+    if (!row) throw refused;
+    let debtState: { from: string; to: string } | null = null;
+    if (current.debt_state === 'promise_to_pay' && (await countPendingPromises(sql, tenantId, row.debt_id)) === 0) {
+      await setDebtState(sql, tenantId, row.debt_id, DEBT_STATE_AFTER_PROMISES);
+      debtState = { from: current.debt_state, to: DEBT_STATE_AFTER_PROMISES };
+    }
+    await insertAuditRow(sql, tenantId, {
+      actorType: actor.type,
+      actorId: actor.id,
+      action: `promise.${status}`,
+      subjectType: 'debt',
+      subjectId: row.debt_id,
+      payload: { promise_id: row.id, from: 'pending', to: status, debt_state: debtState },
+    });
+    return promiseView(row);
+  });
+}
