@@ -5,6 +5,7 @@ import type { Database } from './lib/db';
 import type { Logger } from './lib/logger';
 import type { Mailer } from './lib/mailer';
 import type { RateLimits } from './lib/rate-limit';
+import type { EslManager } from './switch/esl';
 
 /** Everything a route, service or activity factory may depend on; wired once at start-up. */
 export interface AppDeps {
@@ -17,4 +18,6 @@ export interface AppDeps {
   /** Verified against when a login names no usable account, to equalize timing. */
   decoyPasswordHash: string;
   temporal: TemporalClient | null;
+  /** The switch control link; null where this process does not talk to the switch. */
+  esl: EslManager | null;
 }

@@ -3,10 +3,13 @@ import type { Worker } from '@temporalio/worker';
 import { createWorker } from '../workers/worker';
 import { loadConfig, SERVICE_VERSION } from './config';
 import { prepareDatabase } from './db/migrate';
+import { randomBytes } from 'node:crypto';
 import { createLogger } from './lib/logger';
 import { createMetrics, startMetricsServer } from './lib/metrics';
 import { ensureTemporalBinary, readTemporalDevConfig, startTemporalDevServer, type DevServer } from './platform/temporal-dev';
 import { createDeps, startHttpServer } from './runtime';
+import { createEslManager } from './switch/esl';
+import { startSwitchSimulator } from './switch/simulator';
 
 /**
  * `npm start`: migrations, an embedded Temporal dev server unless TEMPORAL_ADDRESS is given, the
@@ -51,7 +54,20 @@ async function main(): Promise<void> {
   const connection = await Connection.connect({ address: temporalAddress });
   stops.push(() => connection.close());
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
-  const deps = await createDeps(config, logger, temporal);
+
+  // The switch: FreeSWITCH when ESL_HOST is given, else the bundled simulator on loopback.
+  let eslTarget = { host: config.ESL_HOST ?? '', port: config.ESL_PORT ?? 8021, password: config.ESL_PASSWORD ?? 'ClueCon' };
+  let switchLabel = `FreeSWITCH at ${eslTarget.host}:${eslTarget.port}`;
+  if (!config.ESL_HOST) {
+    const simulator = await startSwitchSimulator({ host: '127.0.0.1', port: config.ESL_PORT ?? 0, password: randomBytes(12).toString('hex') });
+    stops.push(() => simulator.stop());
+    eslTarget = { host: '127.0.0.1', port: simulator.port, password: simulator.password };
+    switchLabel = `simulator on 127.0.0.1:${simulator.port} (set ESL_HOST for FreeSWITCH)`;
+  }
+  const metrics = createMetrics();
+  const esl = createEslManager({ ...eslTarget, logger: logger.child({ component: 'esl' }), metrics: { registry: metrics.registry } });
+  stops.push(() => esl.close());
+  const deps = await createDeps(config, logger, temporal, esl);
   stops.push(() => deps.db.close());
 
   const { worker, connection: workerConnection } = await createWorker(deps, {
@@ -65,7 +81,6 @@ async function main(): Promise<void> {
     await workerConnection.close();
   });
 
-  const metrics = createMetrics();
   const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT, config.HOST);
   stops.push(() => new Promise<void>((resolve) => metricsServer.close(() => resolve())));
   const http = await startHttpServer(deps, metrics, config.PORT, config.HOST);
@@ -77,6 +92,7 @@ async function main(): Promise<void> {
     `  metrics      http://127.0.0.1:${config.METRICS_PORT}/metrics`,
     `  Temporal     ${temporalAddress} namespace ${config.TEMPORAL_NAMESPACE}, task queue ${config.TEMPORAL_TASK_QUEUE}`,
     `  Temporal UI  ${devServer?.uiUrl ?? '(external server: see its own UI)'}`,
+    `  Switch       ${switchLabel}`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }

@@ -13,6 +13,7 @@ import { createMailer } from './lib/mailer';
 import type { Metrics } from './lib/metrics';
 import { createDecoyHash } from './lib/passwords';
 import { RateLimits } from './lib/rate-limit';
+import type { EslManager } from './switch/esl';
 
 /**
  * The key that encrypts values at rest. Production sets APP_ENCRYPTION_KEY; a development machine
@@ -29,7 +30,7 @@ export function resolveEncryptionKey(config: Config, logger: Logger): string {
   return readFileSync(file, 'utf8').trim();
 }
 
-export async function createDeps(config: Config, logger: Logger, temporal: TemporalClient | null): Promise<AppDeps> {
+export async function createDeps(config: Config, logger: Logger, temporal: TemporalClient | null, esl: EslManager | null = null): Promise<AppDeps> {
   const db = createDatabase(config.appDatabaseUrl, config.DB_POOL_MAX);
   const box = new CryptoBox(resolveEncryptionKey(config, logger));
   return {
@@ -38,6 +39,7 @@ export async function createDeps(config: Config, logger: Logger, temporal: Tempo
     logger,
     box,
     temporal,
+    esl,
     rateLimits: new RateLimits(db.pool),
     mailer: createMailer({ smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, box, logger }),
     decoyPasswordHash: await createDecoyHash(config.PASSWORD_PBKDF2_ITERATIONS),

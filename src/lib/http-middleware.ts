@@ -5,6 +5,7 @@ import type { AppEnv } from './context';
 import { AppError, badRequest, internal, notFound, payloadTooLarge, unsupportedMediaType } from './errors';
 import type { Logger } from './logger';
 import type { HttpMetrics } from './metrics';
+import { eslErrorToAppError } from '../switch/esl/errors';
 
 export const MAX_BODY_BYTES = 8 * 1024 * 1024;
 
@@ -113,8 +114,9 @@ export function errorHandler(): ErrorHandler<AppEnv> {
   return (err, c) => {
     const log = c.get('logger');
     let appError: AppError;
-    if (err instanceof AppError) {
-      appError = err;
+    const mapped = eslErrorToAppError(err);
+    if (mapped instanceof AppError) {
+      appError = mapped;
     } else if (err instanceof HTTPException) {
       // Hono raises these for unreadable bodies (for example malformed JSON).
       if (err.status === 413) appError = payloadTooLarge();

@@ -6,6 +6,7 @@ import type { AppDeps } from '../../src/deps';
 import { createLogger } from '../../src/lib/logger';
 import { createMetrics } from '../../src/lib/metrics';
 import { createDeps, startHttpServer } from '../../src/runtime';
+import type { EslManager } from '../../src/switch/esl';
 
 export const ADMIN_TOKEN = 'test-operator-token-0123456789';
 
@@ -88,7 +89,7 @@ export function httpRequest(port: number, method: string, path: string, opts: Re
 }
 
 /** The real API on an ephemeral loopback port, against the test database and Temporal server. */
-export async function startTestApp(envOverrides: Record<string, string | undefined> = {}): Promise<TestApp> {
+export async function startTestApp(envOverrides: Record<string, string | undefined> = {}, options: { esl?: EslManager } = {}): Promise<TestApp> {
   const config = loadConfig(testEnv(envOverrides));
   const logger = createLogger(config.LOG_LEVEL);
   let temporal: TemporalClient | null = null;
@@ -97,7 +98,7 @@ export async function startTestApp(envOverrides: Record<string, string | undefin
     connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
     temporal = new TemporalClient({ connection, namespace: config.TEMPORAL_NAMESPACE });
   }
-  const deps = await createDeps(config, logger, temporal);
+  const deps = await createDeps(config, logger, temporal, options.esl ?? null);
   const server = await startHttpServer(deps, createMetrics(), 0, '127.0.0.1');
   return {
     baseUrl: `http://127.0.0.1:${server.port}`,

@@ -15,7 +15,7 @@ describe('service smoke', () => {
   it('serves /healthz with the spec version', async () => {
     const res = await app.request('GET', '/healthz');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ status: 'ok', service: 'dialer-control-plane', version: '0.36.0', checks: { database: 'ok' } });
+    expect(res.body).toEqual({ status: 'ok', service: 'dialer-control-plane', version: '0.36.0', checks: { database: 'ok', switch: 'not_configured' } });
     expect(res.headers['x-request-id']).toBeTruthy();
   });
 

@@ -10,7 +10,10 @@ export const HealthSchema = z
     status: z.enum(['ok', 'degraded']),
     service: z.string(),
     version: z.string(),
-    checks: z.object({ database: CheckStatus }),
+    checks: z.object({
+      database: CheckStatus,
+      switch: z.enum(['ok', 'down', 'not_configured']).openapi({ description: 'The ESL control link of this process' }),
+    }),
   })
   .openapi('Health');
 
@@ -30,8 +33,10 @@ export function healthRoutes(deps: AppDeps) {
         () => 'ok' as const,
         () => 'down' as const,
       );
+      const link = deps.esl ? (deps.esl.isUp() ? ('ok' as const) : ('down' as const)) : ('not_configured' as const);
+      const healthy = database === 'ok' && link !== 'down';
       return c.json(
-        { status: database === 'ok' ? ('ok' as const) : ('degraded' as const), service: SERVICE_NAME, version: SERVICE_VERSION, checks: { database } },
+        { status: healthy ? ('ok' as const) : ('degraded' as const), service: SERVICE_NAME, version: SERVICE_VERSION, checks: { database, switch: link } },
         200,
       );
     },

@@ -1,0 +1,310 @@
+import { randomUUID } from 'node:crypto';
+import type { EslManager } from './manager';
+
+/**
+ * The switch commands the product's activities call, as FreeSWITCH api strings over the one ESL
+ * manager. Every argument is validated before it reaches the wire (an ESL command is one line, and
+ * a channel variable value cannot break out of `{...}`); a bad argument is a TypeError.
+ *
+ * Failures: EslUnavailableError (503 esl_unavailable), EslCommandError (502; `switchCause` holds
+ * the FreeSWITCH cause, e.g. USER_BUSY, USER_NOT_REGISTERED).
+ */
+
+export type Endpoint =
+  /** A consumer (PSTN) number through a SIP gateway: `sofia/gateway/<gateway>/<number>`. */
+  | { type: 'pstn'; number: string; gateway?: string }
+  /** A registered SIP extension: `user/<extension>[@<domain>]`. */
+  | { type: 'agent'; extension: string; domain?: string };
+
+/** What the originated leg does once answered. */
+export type LegApp =
+  | { app: 'park' }
+  | { app: 'bridge'; to: Endpoint; variables?: ChannelVariables }
+  | { app: 'playback'; path: string }
+  | { app: 'eavesdrop'; targetUuid: string };
+
+export type ChannelVariables = Record<string, string | number | boolean>;
+
+export interface OriginateParams {
+  to: Endpoint;
+  /** origination_uuid: the call uuid (CallAttempt.call_uuid); generated when absent. */
+  uuid?: string;
+  callerIdNumber?: string;
+  callerIdName?: string;
+  /** originate_timeout in seconds (ringing longer than this ends NO_ANSWER). */
+  timeoutSec?: number;
+  /** Run answering-machine detection on answer (execute_on_answer=amd). */
+  amd?: boolean;
+  /** Extra channel variables, echoed by every event as variable_<name> (dd_call_id, dd_attempt_id, ...). */
+  variables?: ChannelVariables;
+  /** Default park. */
+  then?: LegApp;
+}
+
+export type EavesdropMode = 'listen' | 'whisper' | 'barge';
+
+export interface EavesdropParams {
+  /** The leg to listen to; whisper speaks to this leg only, so pass the agent leg. */
+  targetUuid: string;
+  supervisor: { extension: string; domain?: string };
+  mode: EavesdropMode;
+  uuid?: string;
+  callerIdNumber?: string;
+  callerIdName?: string;
+  variables?: ChannelVariables;
+}
+
+export interface SwitchCommandsOptions {
+  /** Gateway of PSTN endpoints without one; default `default`. */
+  gateway?: string;
+  /** Domain of agent endpoints without one (FreeSWITCH's default domain when unset). */
+  agentDomain?: string;
+  /** Timeout of commands that wait for a leg to answer (agent, supervisor legs); default 30 s. */
+  answerTimeoutMs?: number;
+}
+
+const UUID_RE = /^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/;
+const EXTENSION_RE = /^[A-Za-z0-9._-]{1,64}$/;
+const DOMAIN_RE = /^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/;
+const NUMBER_RE = /^\+?[0-9]{2,20}$/;
+const GATEWAY_RE = /^[A-Za-z0-9._-]{1,64}$/;
+const VAR_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+const CAUSE_RE = /^[A-Z_]{3,40}$/;
+const PATH_RE = /^[^\s'"{}()\\]{1,1024}$/;
+const DTMF_RE = /^[0-9*#A-D]{1,64}$/;
+
+function check(ok: boolean, what: string): void {
+  if (!ok) throw new TypeError(`invalid ${what}`);
+}
+
+export function assertUuid(uuid: string): void {
+  check(UUID_RE.test(uuid), 'call uuid');
+}
+
+/** One `name=value` of a `{...}` block; values with spaces or commas are single-quoted. */
+function encodeVar(name: string, value: string | number | boolean): string {
+  check(VAR_NAME_RE.test(name), `channel variable name ${JSON.stringify(name)}`);
+  const v = String(value);
+  check(v.length <= 1024 && !/[\r\n'{}\\[\]<>^]/.test(v), `value of channel variable ${name}`);
+  return `${name}=${/[\s,]/.test(v) ? `'${v}'` : v}`;
+}
+
+export function encodeVars(vars: Array<[string, string | number | boolean]>): string {
+  return vars.length === 0 ? '' : `{${vars.map(([k, v]) => encodeVar(k, v)).join(',')}}`;
+}
+
+export function dialString(to: Endpoint, defaults: SwitchCommandsOptions = {}): string {
+  if (to.type === 'pstn') {
+    const gateway = to.gateway ?? defaults.gateway ?? 'default';
+    check(NUMBER_RE.test(to.number), 'destination number');
+    check(GATEWAY_RE.test(gateway), 'gateway');
+    return `sofia/gateway/${gateway}/${to.number}`;
+  }
+  const domain = to.domain ?? defaults.agentDomain;
+  check(EXTENSION_RE.test(to.extension), 'extension');
+  if (domain !== undefined) check(DOMAIN_RE.test(domain), 'domain');
+  return `user/${to.extension}${domain ? `@${domain}` : ''}`;
+}
+
+function appString(then: LegApp, defaults: SwitchCommandsOptions): string {
+  switch (then.app) {
+    case 'park':
+      return '&park()';
+    case 'bridge':
+      return `&bridge(${encodeVars(Object.entries(then.variables ?? {}))}${dialString(then.to, defaults)})`;
+    case 'playback':
+      check(PATH_RE.test(then.path), 'prompt path');
+      return `&playback(${then.path})`;
+    case 'eavesdrop':
+      assertUuid(then.targetUuid);
+      return `&eavesdrop(${then.targetUuid})`;
+  }
+}
+
+/** The `originate ...` api command and the uuid the new leg will have. */
+export function buildOriginate(p: OriginateParams, defaults: SwitchCommandsOptions = {}): { uuid: string; command: string } {
+  const uuid = p.uuid ?? randomUUID();
+  assertUuid(uuid);
+  const vars: Array<[string, string | number | boolean]> = [['origination_uuid', uuid]];
+  if (p.callerIdNumber !== undefined) {
+    check(NUMBER_RE.test(p.callerIdNumber), 'caller id number');
+    vars.push(['origination_caller_id_number', p.callerIdNumber]);
+  }
+  if (p.callerIdName !== undefined) vars.push(['origination_caller_id_name', p.callerIdName]);
+  if (p.timeoutSec !== undefined) {
+    check(Number.isInteger(p.timeoutSec) && p.timeoutSec > 0 && p.timeoutSec <= 600, 'timeout');
+    vars.push(['originate_timeout', p.timeoutSec]);
+  }
+  if (p.amd) vars.push(['execute_on_answer', 'amd']);
+  for (const [k, v] of Object.entries(p.variables ?? {})) vars.push([k, v]);
+  return { uuid, command: `originate ${encodeVars(vars)}${dialString(p.to, defaults)} ${appString(p.then ?? { app: 'park' }, defaults)}` };
+}
+
+export function eavesdropVariables(mode: EavesdropMode): Array<[string, string]> {
+  switch (mode) {
+    case 'listen':
+      return [['eavesdrop_whisper_aleg', 'false'], ['eavesdrop_whisper_bleg', 'false']];
+    case 'whisper':
+      return [['eavesdrop_whisper_aleg', 'true'], ['eavesdrop_whisper_bleg', 'false']];
+    case 'barge':
+      return [['eavesdrop_whisper_aleg', 'true'], ['eavesdrop_whisper_bleg', 'true']];
+  }
+}
+
+export interface SwitchCommands {
+  /** Places a leg; resolves once the switch accepted the job. Progress arrives as events. */
+  originate(p: OriginateParams): Promise<{ uuid: string; jobUuid: string }>;
+  /** Places a leg and waits for its answer; a failure rejects EslCommandError (switchCause = hangup cause). */
+  originateAndWait(p: OriginateParams, timeoutMs?: number): Promise<{ uuid: string }>;
+  hangup(uuid: string, cause?: string): Promise<void>;
+  hold(uuid: string): Promise<void>;
+  unhold(uuid: string): Promise<void>;
+  /** Mutes what the leg says (uuid_audio start read mute). */
+  mute(uuid: string): Promise<void>;
+  unmute(uuid: string): Promise<void>;
+  bridge(uuidA: string, uuidB: string): Promise<void>;
+  /** Sends the leg to a dialplan extension (`park`, a registered extension). */
+  transfer(uuid: string, destination: string): Promise<void>;
+  /** Plays a prompt to the leg (uuid_broadcast); CHANNEL_EXECUTE_COMPLETE tells when it ended. */
+  playback(uuid: string, path: string, leg?: 'aleg' | 'bleg' | 'both'): Promise<void>;
+  /** A supervisor leg that eavesdrops on targetUuid in the given mode; resolves its uuid once answered. */
+  eavesdrop(p: EavesdropParams): Promise<{ uuid: string }>;
+  /** A supervisor leg bridged to consumerUuid in place of its current partner (the agent leg is released). */
+  takeover(p: { consumerUuid: string; supervisor: { extension: string; domain?: string }; uuid?: string; variables?: ChannelVariables }): Promise<{ uuid: string }>;
+  /** Starts recording to a WAV file path on the switch (RECORD_START / RECORD_STOP events). */
+  record(uuid: string, path: string, limitSec?: number): Promise<void>;
+  stopRecording(uuid: string, path?: string): Promise<void>;
+  exists(uuid: string): Promise<boolean>;
+  getVariable(uuid: string, name: string): Promise<string | null>;
+  /** Live channels (`show channels as json`), e.g. to reconcile after a reconnect. */
+  channels(): Promise<Array<Record<string, string>>>;
+  /** Simulator only: registers an extension so agent legs to it answer (real FreeSWITCH answers -ERR). */
+  registerExtension(extension: string, domain?: string): Promise<void>;
+  /** Simulator only. */
+  unregisterExtension(extension: string, domain?: string): Promise<void>;
+  /** Simulator only: the far end presses keys. */
+  simulateDtmf(uuid: string, digits: string): Promise<void>;
+}
+
+export function createSwitchCommands(esl: EslManager, defaults: SwitchCommandsOptions = {}): SwitchCommands {
+  const answerTimeoutMs = defaults.answerTimeoutMs ?? 30_000;
+  const run = async (command: string): Promise<void> => {
+    await esl.api(command);
+  };
+  const cause = (c: string) => {
+    check(CAUSE_RE.test(c), 'hangup cause');
+    return c;
+  };
+  const ext = (extension: string, domain?: string) => {
+    check(EXTENSION_RE.test(extension), 'extension');
+    if (domain !== undefined) check(DOMAIN_RE.test(domain), 'domain');
+    return domain ? `${extension}@${domain}` : extension;
+  };
+
+  const originateAndWait = async (p: OriginateParams, timeoutMs = answerTimeoutMs) => {
+    const { uuid, command } = buildOriginate(p, defaults);
+    await esl.bgapi(command, { timeoutMs });
+    return { uuid };
+  };
+
+  return {
+    async originate(p) {
+      const { uuid, command } = buildOriginate(p, defaults);
+      const { jobUuid } = await esl.submit(command);
+      return { uuid, jobUuid };
+    },
+    originateAndWait,
+    async hangup(uuid, c = 'NORMAL_CLEARING') {
+      assertUuid(uuid);
+      await run(`uuid_kill ${uuid} ${cause(c)}`);
+    },
+    async hold(uuid) {
+      assertUuid(uuid);
+      await run(`uuid_hold ${uuid}`);
+    },
+    async unhold(uuid) {
+      assertUuid(uuid);
+      await run(`uuid_hold off ${uuid}`);
+    },
+    async mute(uuid) {
+      assertUuid(uuid);
+      await run(`uuid_audio ${uuid} start read mute 1`);
+    },
+    async unmute(uuid) {
+      assertUuid(uuid);
+      await run(`uuid_audio ${uuid} stop`);
+    },
+    async bridge(a, b) {
+      assertUuid(a);
+      assertUuid(b);
+      await run(`uuid_bridge ${a} ${b}`);
+    },
+    async transfer(uuid, destination) {
+      assertUuid(uuid);
+      check(EXTENSION_RE.test(destination), 'destination');
+      await run(`uuid_transfer ${uuid} ${destination}`);
+    },
+    async playback(uuid, path, leg = 'aleg') {
+      assertUuid(uuid);
+      check(PATH_RE.test(path), 'prompt path');
+      await run(`uuid_broadcast ${uuid} ${path} ${leg}`);
+    },
+    eavesdrop: async (p) =>
+      originateAndWait({
+        to: { type: 'agent', ...p.supervisor },
+        uuid: p.uuid,
+        callerIdNumber: p.callerIdNumber,
+        callerIdName: p.callerIdName,
+        variables: { ...Object.fromEntries(eavesdropVariables(p.mode)), eavesdrop_enable_dtmf: false, ...p.variables },
+        then: { app: 'eavesdrop', targetUuid: p.targetUuid },
+      }),
+    async takeover(p) {
+      assertUuid(p.consumerUuid);
+      const { uuid } = await originateAndWait({ to: { type: 'agent', ...p.supervisor }, uuid: p.uuid, variables: p.variables });
+      try {
+        await run(`uuid_bridge ${p.consumerUuid} ${uuid}`);
+      } catch (err) {
+        await run(`uuid_kill ${uuid} NORMAL_CLEARING`).catch(() => undefined);
+        throw err;
+      }
+      return { uuid };
+    },
+    async record(uuid, path, limitSec) {
+      assertUuid(uuid);
+      check(PATH_RE.test(path), 'recording path');
+      if (limitSec !== undefined) check(Number.isInteger(limitSec) && limitSec > 0, 'recording limit');
+      await run(`uuid_record ${uuid} start ${path}${limitSec !== undefined ? ` ${limitSec}` : ''}`);
+    },
+    async stopRecording(uuid, path = 'all') {
+      assertUuid(uuid);
+      check(PATH_RE.test(path), 'recording path');
+      await run(`uuid_record ${uuid} stop ${path}`);
+    },
+    async exists(uuid) {
+      assertUuid(uuid);
+      return (await esl.api(`uuid_exists ${uuid}`)).trim() === 'true';
+    },
+    async getVariable(uuid, name) {
+      assertUuid(uuid);
+      check(VAR_NAME_RE.test(name), 'variable name');
+      const v = (await esl.api(`uuid_getvar ${uuid} ${name}`)).replace(/\n$/, '');
+      return v === '_undef_' ? null : v;
+    },
+    async channels() {
+      const body = await esl.api('show channels as json');
+      const parsed = JSON.parse(body) as { rows?: Array<Record<string, string>> };
+      return parsed.rows ?? [];
+    },
+    async registerExtension(extension, domain) {
+      await run(`sim_register ${ext(extension, domain)}`);
+    },
+    async unregisterExtension(extension, domain) {
+      await run(`sim_unregister ${ext(extension, domain)}`);
+    },
+    async simulateDtmf(uuid, digits) {
+      assertUuid(uuid);
+      check(DTMF_RE.test(digits), 'DTMF digits');
+      await run(`sim_dtmf ${uuid} ${digits}`);
+    },
+  };
+}

@@ -1,0 +1,6 @@
+export { createFakeClock, realClock, type Clock, type ClockTimer, type FakeClock } from './clock';
+export { outcomeFor, HANGUP_CAUSES, type Outcome, type OutcomeKind, type AmdVerdict } from './plan';
+export { startSwitchSimulator, type SwitchSimulator, type SwitchSimulatorOptions } from './server';
+export type { ChannelSnapshot, EavesdropMode, LegKind } from './switch';
+export type { SwitchEvent } from './protocol';
+export { readWavHeader, wavBuffer, type WavInfo } from './wav';

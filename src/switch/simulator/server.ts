@@ -1,0 +1,341 @@
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { realClock, type Clock } from './clock';
+import {
+  apiResponse,
+  AUTH_REQUEST,
+  commandReply,
+  CommandReader,
+  DISCONNECT_NOTICE,
+  serializeEvent,
+  type EslCommand,
+  type EventFormat,
+  type SwitchEvent,
+} from './protocol';
+import { Subscription } from './subscription';
+import { SwitchCore, type ChannelSnapshot } from './switch';
+
+export interface SwitchSimulatorOptions {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** 0 (default) picks a free port. */
+  port?: number;
+  /** Event-socket password; default `ClueCon`, FreeSWITCH's default. */
+  password?: string;
+  /** Ringing time of consumer legs; default SIM_RING_MS or 500. */
+  ringMs?: number;
+  /** How long an answered consumer talks before hanging up; default SIM_TALK_MS or 3000. */
+  talkMs?: number;
+  /** Delay from answer to the AMD verdict; default SIM_AMD_MS or 0. */
+  amdMs?: number;
+  /** Length of a played prompt; default SIM_PROMPT_MS or 1000. */
+  promptMs?: number;
+  /** Cap of a recording's audio; default 60 s. */
+  maxRecordMs?: number;
+  /** Base of relative `uuid_record` paths; default `<tmpdir>/dialer-switch-sim/recordings`. */
+  recordingsDir?: string;
+  /** Default the real clock; tests pass createFakeClock(). */
+  clock?: Clock;
+  hostname?: string;
+}
+
+export interface SwitchSimulator {
+  readonly host: string;
+  readonly port: number;
+  readonly password: string;
+  readonly clock: Clock;
+  /** Runs an api command in process, exactly as `api <command>` over the socket would. */
+  api(command: string): Promise<string>;
+  /** Registers an extension (`1001` or `1001@domain`): agent legs to it answer at once. */
+  register(extension: string): void;
+  unregister(extension: string): void;
+  /** The consumer presses keys: one DTMF event per digit. */
+  dtmf(uuid: string, digits: string): void;
+  /** The far end hangs up (recv_bye). */
+  remoteHangup(uuid: string, cause?: string): void;
+  channel(uuid: string): ChannelSnapshot | undefined;
+  channels(): ChannelSnapshot[];
+  /** Authenticated and unauthenticated client connections now open. */
+  connectionCount(): number;
+  /** In-process tap on every event the switch fires (whatever the subscriptions). */
+  onEvent(listener: (ev: SwitchEvent) => void): () => void;
+  /** Closes the listener, drops every client connection and every call. */
+  stop(): Promise<void>;
+}
+
+function envMs(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const n = Number(raw);
+  return Number.isFinite(n) && n >= 0 ? n : fallback;
+}
+
+class Session {
+  authed = false;
+  readonly sub = new Subscription();
+  private readonly reader = new CommandReader();
+  private readonly queue: EslCommand[] = [];
+  private busy = false;
+  private holding = false;
+  private held: string[] = [];
+  closed = false;
+
+  constructor(
+    readonly socket: net.Socket,
+    private readonly sim: SimulatorServer,
+  ) {}
+
+  onData(chunk: Buffer): void {
+    if (this.closed) return;
+    try {
+      this.queue.push(...this.reader.push(chunk));
+    } catch {
+      this.close();
+      return;
+    }
+    this.pump();
+  }
+
+  private pump(): void {
+    while (!this.busy && !this.closed && this.queue.length > 0) this.handle(this.queue.shift()!);
+  }
+
+  write(data: string): void {
+    if (!this.closed && !this.socket.destroyed) this.socket.write(data);
+  }
+
+  /** Events fired while this connection's own command runs go out after that command's reply. */
+  deliver(data: string): void {
+    if (this.holding) this.held.push(data);
+    else this.write(data);
+  }
+
+  private release(): void {
+    this.holding = false;
+    const held = this.held;
+    this.held = [];
+    for (const d of held) this.write(d);
+  }
+
+  private handle(cmd: EslCommand): void {
+    this.holding = true;
+    let reply: string | Promise<string>;
+    try {
+      reply = this.dispatch(cmd);
+    } catch {
+      reply = commandReply('-ERR command failed');
+    }
+    if (typeof reply === 'string') {
+      this.write(reply);
+      this.release();
+      return;
+    }
+    this.busy = true;
+    this.release();
+    void reply.then((text) => {
+      this.write(text);
+      this.busy = false;
+      this.pump();
+    });
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.socket.end();
+  }
+
+  private dispatch(cmd: EslCommand): string | Promise<string> {
+    const line = cmd.line;
+    const space = line.indexOf(' ');
+    const verb = (space < 0 ? line : line.slice(0, space)).toLowerCase();
+    const rest = space < 0 ? '' : line.slice(space + 1).trim();
+    if (!this.authed) {
+      if (verb === 'auth' && rest === this.sim.password) {
+        this.authed = true;
+        return commandReply('+OK accepted');
+      }
+      // A wrong password (or any command before auth) ends the connection, as FreeSWITCH does.
+      this.write(commandReply('-ERR invalid'));
+      this.write(DISCONNECT_NOTICE);
+      this.close();
+      return '';
+    }
+    const core = this.sim.core;
+    switch (verb) {
+      case 'auth':
+        return commandReply('+OK accepted');
+      case 'api': {
+        let immediate: string | undefined;
+        let resolve: ((body: string) => void) | undefined;
+        core.execute(rest, (body) => {
+          if (resolve) resolve(apiResponse(body));
+          else immediate = apiResponse(body);
+        });
+        if (immediate !== undefined) return immediate;
+        return new Promise<string>((r) => {
+          resolve = r;
+        });
+      }
+      case 'bgapi': {
+        const jobUuid = cmd.headers['Job-UUID'] || randomUUID();
+        const sp = rest.indexOf(' ');
+        const command = sp < 0 ? rest : rest.slice(0, sp);
+        const args = sp < 0 ? '' : rest.slice(sp + 1);
+        core.execute(rest, (body) => this.sim.fire(core.backgroundJob(jobUuid, command, args, body)));
+        return commandReply(`+OK Job-UUID: ${jobUuid}`, [['Job-UUID', jobUuid]]);
+      }
+      case 'event': {
+        const [format = '', ...words] = rest.split(/\s+/).filter(Boolean);
+        const fmt = format.toLowerCase();
+        if (fmt === 'xml') return commandReply('-ERR xml event format is not supported by the simulator');
+        if (fmt !== 'plain' && fmt !== 'json') return commandReply('-ERR invalid format');
+        if (!this.sub.enable(fmt, words)) return commandReply('-ERR no keywords supplied');
+        return commandReply(`+OK event listener enabled ${fmt}`);
+      }
+      case 'nixevent':
+        this.sub.nix(rest.split(/\s+/).filter(Boolean));
+        return commandReply('+OK events nixed');
+      case 'noevents':
+        this.sub.clear();
+        return commandReply('+OK no longer listening for events');
+      case 'filter': {
+        const parts = rest.split(/\s+/).filter(Boolean);
+        if (parts[0]?.toLowerCase() === 'delete') {
+          if (!parts[1]) return commandReply('-ERR invalid syntax');
+          this.sub.deleteFilter(parts[1], parts.length > 2 ? parts.slice(2).join(' ') : undefined);
+          return commandReply(`+OK filter deleted. [${parts[1]}]=[${parts.slice(2).join(' ')}]`);
+        }
+        if (parts.length < 2) return commandReply('-ERR invalid syntax');
+        this.sub.addFilter(parts[0]!, parts.slice(1).join(' '));
+        return commandReply(`+OK filter added. [${parts[0]}]=[${parts.slice(1).join(' ')}]`);
+      }
+      case 'sendmsg':
+        return commandReply(core.sendmsg(rest, cmd.headers));
+      case 'sendevent': {
+        const name = (rest.split(/\s+/)[0] ?? '').toUpperCase();
+        if (!name) return commandReply('-ERR invalid event');
+        const ev = core.customEvent(name, cmd.headers, cmd.body);
+        this.sim.fire(ev);
+        return commandReply(`+OK ${randomUUID()}`);
+      }
+      case 'log':
+        return commandReply(`+OK log level ${rest || 'debug'} [7]`);
+      case 'nolog':
+        return commandReply('+OK no longer logging');
+      case 'linger':
+        return commandReply('+OK will linger');
+      case 'nolinger':
+        return commandReply('+OK will not linger');
+      case 'exit':
+        this.write(commandReply('+OK bye'));
+        this.write(DISCONNECT_NOTICE);
+        this.close();
+        return '';
+      default:
+        return commandReply('-ERR command not found');
+    }
+  }
+}
+
+class SimulatorServer {
+  readonly core: SwitchCore;
+  readonly sessions = new Set<Session>();
+  readonly taps = new Set<(ev: SwitchEvent) => void>();
+
+  constructor(
+    readonly password: string,
+    coreOpts: Omit<ConstructorParameters<typeof SwitchCore>[0], 'emit'>,
+  ) {
+    this.core = new SwitchCore({ ...coreOpts, emit: (ev) => this.fire(ev) });
+  }
+
+  fire(ev: SwitchEvent): void {
+    const cache: Partial<Record<EventFormat, string>> = {};
+    for (const s of this.sessions) {
+      if (!s.authed || s.closed || !s.sub.wants(ev)) continue;
+      const format = s.sub.format!;
+      s.deliver((cache[format] ??= serializeEvent(ev, format)));
+    }
+    for (const tap of this.taps) tap(ev);
+  }
+}
+
+/** Starts the FreeSWITCH event-socket simulator (CONTRACT.md section 2) on a TCP port. */
+export async function startSwitchSimulator(options: SwitchSimulatorOptions = {}): Promise<SwitchSimulator> {
+  const host = options.host ?? '127.0.0.1';
+  const password = options.password ?? 'ClueCon';
+  const clock = options.clock ?? realClock;
+  const sim = new SimulatorServer(password, {
+    clock,
+    ringMs: options.ringMs ?? envMs('SIM_RING_MS', 500),
+    talkMs: options.talkMs ?? envMs('SIM_TALK_MS', 3000),
+    amdMs: options.amdMs ?? envMs('SIM_AMD_MS', 0),
+    promptMs: options.promptMs ?? envMs('SIM_PROMPT_MS', 1000),
+    maxRecordMs: options.maxRecordMs ?? 60_000,
+    recordingsDir: options.recordingsDir ?? path.join(os.tmpdir(), 'dialer-switch-sim', 'recordings'),
+    hostname: options.hostname ?? 'switch-simulator',
+  });
+
+  const server = net.createServer((socket) => {
+    socket.setNoDelay(true);
+    const session = new Session(socket, sim);
+    sim.sessions.add(session);
+    socket.on('data', (chunk: Buffer) => session.onData(chunk));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      session.closed = true;
+      sim.sessions.delete(session);
+    });
+    socket.write(AUTH_REQUEST);
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+
+  const apiOrThrow = (command: string) => {
+    let out = '';
+    sim.core.execute(command, (body) => {
+      out = body;
+    });
+    if (out.startsWith('-')) throw new Error(`${command}: ${out.trim()}`);
+  };
+
+  return {
+    host,
+    port,
+    password,
+    clock,
+    api: (command) => sim.core.api(command),
+    register: (extension) => apiOrThrow(`sim_register ${extension}`),
+    unregister: (extension) => apiOrThrow(`sim_unregister ${extension}`),
+    dtmf: (uuid, digits) => apiOrThrow(`sim_dtmf ${uuid} ${digits}`),
+    remoteHangup: (uuid, cause) => apiOrThrow(`sim_hangup ${uuid}${cause ? ` ${cause}` : ''}`),
+    channel: (uuid) => sim.core.snapshot(uuid),
+    channels: () => sim.core.snapshots(),
+    connectionCount: () => sim.sessions.size,
+    onEvent(listener) {
+      sim.taps.add(listener);
+      return () => sim.taps.delete(listener);
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sim.sessions) {
+          s.closed = true;
+          s.socket.destroy();
+        }
+        sim.sessions.clear();
+        sim.core.reset();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,1210 @@
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Clock, ClockTimer } from './clock';
+import { parseDialString, parseOriginate, splitArgs, type DialString, type OriginateRequest } from './dialstring';
+import { HANGUP_CAUSES, outcomeFor, type AmdVerdict, type Outcome } from './plan';
+import type { SwitchEvent } from './protocol';
+import { wavBuffer } from './wav';
+
+/**
+ * The simulated switch: channels, registrations and the api commands that act on them. It knows
+ * nothing about sockets; every state change is reported through `emit` as a FreeSWITCH event
+ * (see README of this directory for the event flow of each call shape).
+ */
+
+export type LegKind = 'pstn' | 'agent';
+export type EavesdropMode = 'listen' | 'whisper' | 'barge';
+type Phase = 'ringing' | 'answered' | 'hangup';
+type HangupDisposition = 'send_bye' | 'recv_bye' | 'send_cancel' | 'recv_cancel' | 'recv_refuse';
+
+export interface SwitchCoreOptions {
+  clock: Clock;
+  ringMs: number;
+  talkMs: number;
+  /** Delay from answer to the AMD verdict; 0 reports it right after CHANNEL_ANSWER. */
+  amdMs: number;
+  /** Length of a played prompt (playback, uuid_broadcast) unless it is `silence_stream://<ms>`. */
+  promptMs: number;
+  /** Where relative uuid_record paths land. */
+  recordingsDir: string;
+  /** Cap of a written recording's audio. */
+  maxRecordMs: number;
+  hostname: string;
+  emit: (ev: SwitchEvent) => void;
+}
+
+interface Channel {
+  uuid: string;
+  kind: LegKind;
+  name: string;
+  destination: string;
+  cidName: string;
+  cidNumber: string;
+  vars: Map<string, string>;
+  phase: Phase;
+  fsState: string;
+  callState: string;
+  createdAt: number;
+  progressAt?: number;
+  answeredAt?: number;
+  endedAt?: number;
+  outcome?: Outcome;
+  timeoutMs?: number;
+  bridge?: { partner: string; originator: boolean };
+  held: boolean;
+  muted: { read: boolean; write: boolean };
+  app?: { name: string; arg: string };
+  timers: Set<ClockTimer>;
+  recordings: Map<string, { startedAt: number; limit?: ClockTimer }>;
+  eavesdrop?: { target: string; whisperA: boolean; whisperB: boolean };
+  amdResult?: AmdVerdict;
+  /** Pending originate or bridge-app result: called once, on answer or on failure. */
+  onResult?: (ok: boolean, detail: string) => void;
+  afterAnswer?: () => void;
+  /** B leg being dialled by this channel's bridge application. */
+  dialing?: string;
+}
+
+export interface ChannelSnapshot {
+  uuid: string;
+  kind: LegKind;
+  name: string;
+  destination: string;
+  callerIdNumber: string;
+  callerIdName: string;
+  state: Phase;
+  callState: string;
+  application: string | null;
+  applicationData: string | null;
+  bridgedTo: string | null;
+  held: boolean;
+  muted: { read: boolean; write: boolean };
+  recordings: string[];
+  eavesdrop: { target: string; mode: EavesdropMode; whisperTo: 'aleg' | 'bleg' | 'both' | null } | null;
+  amdResult: AmdVerdict | null;
+  variables: Record<string, string>;
+}
+
+const STATE_NUMBERS: Record<string, number> = {
+  CS_NEW: 0,
+  CS_INIT: 1,
+  CS_ROUTING: 2,
+  CS_SOFT_EXECUTE: 3,
+  CS_EXECUTE: 4,
+  CS_EXCHANGE_MEDIA: 5,
+  CS_PARK: 6,
+  CS_CONSUME_MEDIA: 7,
+  CS_HIBERNATE: 8,
+  CS_RESET: 9,
+  CS_HANGUP: 10,
+  CS_REPORTING: 11,
+  CS_DESTROY: 12,
+};
+
+/** Applications an originate (`&app(arg)`) or a transfer may run. */
+export const ORIGINATE_APPS: ReadonlySet<string> = new Set(['park', 'echo', 'bridge', 'playback', 'sleep', 'eavesdrop', 'three_way', 'hangup']);
+/** Applications `sendmsg <uuid>` with `call-command: execute` may run. */
+const SENDMSG_APPS: ReadonlySet<string> = new Set(['playback', 'sleep', 'set', 'export', 'answer', 'hangup', 'park', 'amd']);
+
+const CHANNEL_COLUMNS = [
+  'uuid', 'direction', 'created', 'created_epoch', 'name', 'state', 'cid_name', 'cid_num', 'ip_addr', 'dest',
+  'application', 'application_data', 'dialplan', 'context', 'read_codec', 'read_rate', 'read_bit_rate', 'write_codec',
+  'write_rate', 'write_bit_rate', 'secure', 'hostname', 'presence_id', 'presence_data', 'accountcode', 'callstate',
+  'callee_name', 'callee_num', 'callee_direction', 'call_uuid', 'sent_callee_name', 'sent_callee_num',
+  'initial_cid_name', 'initial_cid_num', 'initial_ip_addr', 'initial_dest', 'initial_dialplan', 'initial_context',
+] as const;
+
+const truthy = (v: string | undefined): boolean => v !== undefined && /^(true|yes|on|1|t|y)$/i.test(v.trim());
+
+function stamp(ms: number): string {
+  return new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
+}
+
+const USAGE = {
+  kill: '-USAGE: <uuid> [cause]\n',
+  hold: '-USAGE: [off|toggle] <uuid> [<display>]\n',
+  audio: '-USAGE: <uuid> [start [read|write] [mute|level <level>]|stop]\n',
+  bridge: '-USAGE: <uuid> <other_uuid>\n',
+  transfer: '-USAGE: <uuid> [-bleg|-both] <dest-exten> [<dialplan>] [<context>]\n',
+  broadcast: '-USAGE: <uuid> <path> [aleg|bleg|holdb|both]\n',
+  record: '-USAGE: <uuid> [start|stop|mask|unmask] <path> [<limit>] [<recording_vars>]\n',
+  getvar: '-USAGE: <uuid> <var>\n',
+  setvar: '-USAGE: <uuid> <var> [value]\n',
+  dump: '-USAGE: <uuid> [format]\n',
+  register: '-USAGE: <extension>[@<domain>]\n',
+  dtmf: '-USAGE: <uuid> <digits> [<duration_ms>]\n',
+  hangup: '-USAGE: <uuid> [cause]\n',
+  amd: '-USAGE: <uuid> [params]\n',
+};
+const NO_SUCH_CHANNEL = '-ERR No such channel!\n';
+
+export class SwitchCore {
+  readonly coreUuid = randomUUID();
+  private readonly opts: SwitchCoreOptions;
+  private readonly startedAt: number;
+  private readonly channels = new Map<string, Channel>();
+  private readonly registrations = new Map<string, { extension: string; domain?: string }>();
+  private seq = 0;
+  private sessionCounter = 0;
+  private peak = 0;
+
+  constructor(opts: SwitchCoreOptions) {
+    this.opts = opts;
+    this.startedAt = opts.clock.now();
+  }
+
+  // ---------------------------------------------------------------- commands
+
+  /** Runs one api command line; `done` gets FreeSWITCH's answer text (now or, for originate, later). */
+  execute(line: string, done: (body: string) => void): void {
+    const trimmed = line.trim();
+    const space = trimmed.indexOf(' ');
+    const name = (space < 0 ? trimmed : trimmed.slice(0, space)).toLowerCase();
+    const rest = space < 0 ? '' : trimmed.slice(space + 1).trim();
+    const argv = splitArgs(rest);
+    switch (name) {
+      case 'originate':
+        this.originate(rest, done);
+        return;
+      case '':
+        done('-ERR no api command\n');
+        return;
+      default:
+        done(this.sync(name, rest, argv));
+    }
+  }
+
+  api(line: string): Promise<string> {
+    return new Promise((resolve) => this.execute(line, resolve));
+  }
+
+  private sync(name: string, rest: string, argv: string[]): string {
+    switch (name) {
+      case 'uuid_kill':
+        return this.cmdKill(argv);
+      case 'uuid_hold':
+        return this.cmdHold(argv);
+      case 'uuid_audio':
+        return this.cmdAudio(argv);
+      case 'uuid_bridge':
+        return this.cmdBridge(argv);
+      case 'uuid_transfer':
+        return this.cmdTransfer(argv);
+      case 'uuid_broadcast':
+        return this.cmdBroadcast(argv);
+      case 'uuid_record':
+        return this.cmdRecord(argv);
+      case 'uuid_exists':
+        return this.channels.has(argv[0] ?? '') ? 'true' : 'false';
+      case 'uuid_getvar': {
+        const ch = this.channels.get(argv[0] ?? '');
+        if (!argv[1]) return USAGE.getvar;
+        if (!ch) return NO_SUCH_CHANNEL;
+        return ch.vars.get(argv[1]) ?? '_undef_';
+      }
+      case 'uuid_setvar': {
+        const ch = this.channels.get(argv[0] ?? '');
+        if (!argv[1]) return USAGE.setvar;
+        if (!ch) return NO_SUCH_CHANNEL;
+        if (argv.length > 2) ch.vars.set(argv[1], argv.slice(2).join(' '));
+        else ch.vars.delete(argv[1]);
+        return '+OK\n';
+      }
+      case 'uuid_dump':
+        return this.cmdDump(argv);
+      case 'uuid_amd_detect': {
+        const ch = this.channels.get(argv[0] ?? '');
+        if (!argv[0]) return USAGE.amd;
+        if (!ch) return NO_SUCH_CHANNEL;
+        if (ch.phase !== 'answered') return '-ERR Channel not answered\n';
+        this.startAmd(ch);
+        return '+OK\n';
+      }
+      case 'show':
+        return this.cmdShow(argv);
+      case 'status':
+        return this.cmdStatus();
+      case 'version':
+        return 'FreeSWITCH Version 1.10.12-release+dialer-switch-simulator (simulated)\n';
+      case 'hostname':
+        return this.opts.hostname;
+      case 'create_uuid':
+        return randomUUID();
+      case 'echo':
+        return rest;
+      case 'sim_register':
+        return this.cmdRegister(argv, true);
+      case 'sim_unregister':
+        return this.cmdRegister(argv, false);
+      case 'sim_registrations':
+        return [...this.registrations.keys()].sort().join('\n') + '\n';
+      case 'sim_dtmf':
+        return this.cmdDtmf(argv);
+      case 'sim_hangup':
+        return this.cmdRemoteHangup(argv);
+      default:
+        return `-ERR ${name} Command not found!\n`;
+    }
+  }
+
+  /** `sendmsg <uuid>` with headers (call-command execute|hangup). Answers the command/reply text. */
+  sendmsg(uuid: string, headers: Record<string, string>): string {
+    const ch = this.channels.get(uuid);
+    if (!ch) return `-ERR invalid session id [${uuid}]`;
+    const command = (headers['call-command'] ?? '').toLowerCase();
+    if (command === 'hangup') {
+      this.hangup(ch, this.causeOr(headers['hangup-cause'], 'NORMAL_CLEARING'), { disposition: 'send_bye' });
+      return '+OK';
+    }
+    if (command !== 'execute') return '-ERR invalid command';
+    const app = (headers['execute-app-name'] ?? '').toLowerCase();
+    if (!SENDMSG_APPS.has(app)) return `-ERR Invalid Application ${app}`;
+    this.runApp(ch, app, headers['execute-app-arg'] ?? '', { inline: false, appUuid: headers['Event-UUID'] });
+    return '+OK';
+  }
+
+  // ---------------------------------------------------------------- inspection and test hooks
+
+  snapshot(uuid: string): ChannelSnapshot | undefined {
+    const ch = this.channels.get(uuid);
+    if (!ch) return undefined;
+    let eavesdrop: ChannelSnapshot['eavesdrop'] = null;
+    if (ch.eavesdrop) {
+      const { whisperA, whisperB, target } = ch.eavesdrop;
+      eavesdrop = {
+        target,
+        mode: whisperA && whisperB ? 'barge' : whisperA || whisperB ? 'whisper' : 'listen',
+        whisperTo: whisperA && whisperB ? 'both' : whisperA ? 'aleg' : whisperB ? 'bleg' : null,
+      };
+    }
+    return {
+      uuid: ch.uuid,
+      kind: ch.kind,
+      name: ch.name,
+      destination: ch.destination,
+      callerIdNumber: ch.cidNumber,
+      callerIdName: ch.cidName,
+      state: ch.phase,
+      callState: ch.callState,
+      application: ch.app?.name ?? null,
+      applicationData: ch.app?.arg ?? null,
+      bridgedTo: ch.bridge?.partner ?? null,
+      held: ch.held,
+      muted: { ...ch.muted },
+      recordings: [...ch.recordings.keys()],
+      eavesdrop,
+      amdResult: ch.amdResult ?? null,
+      variables: Object.fromEntries(ch.vars),
+    };
+  }
+
+  snapshots(): ChannelSnapshot[] {
+    return [...this.channels.keys()].map((u) => this.snapshot(u)!);
+  }
+
+  /** Drops every channel and timer without events (simulator shutdown). */
+  reset(): void {
+    for (const ch of this.channels.values()) for (const t of ch.timers) this.opts.clock.clearTimeout(t);
+    this.channels.clear();
+  }
+
+  // ---------------------------------------------------------------- events
+
+  private base(name: string, subclass?: string): Array<[string, string]> {
+    const now = this.opts.clock.now();
+    const h: Array<[string, string]> = [['Event-Name', name]];
+    if (subclass) h.push(['Event-Subclass', subclass]);
+    h.push(
+      ['Core-UUID', this.coreUuid],
+      ['FreeSWITCH-Hostname', this.opts.hostname],
+      ['FreeSWITCH-Switchname', this.opts.hostname],
+      ['FreeSWITCH-IPv4', '127.0.0.1'],
+      ['FreeSWITCH-IPv6', '::1'],
+      ['Event-Date-Local', stamp(now)],
+      ['Event-Date-GMT', new Date(now).toUTCString()],
+      ['Event-Date-Timestamp', String(now * 1000)],
+      ['Event-Calling-File', 'switch-simulator'],
+      ['Event-Calling-Function', name.toLowerCase()],
+      ['Event-Calling-Line-Number', '0'],
+      ['Event-Sequence', String(++this.seq)],
+    );
+    return h;
+  }
+
+  private channelData(ch: Channel, other?: Channel): Array<[string, string]> {
+    const us = (t?: number) => (t === undefined ? '0' : String(t * 1000));
+    const answerState = ch.phase === 'hangup' ? 'hangup' : ch.phase === 'answered' ? 'answered' : 'ringing';
+    const h: Array<[string, string]> = [
+      ['Channel-State', ch.fsState],
+      ['Channel-Call-State', ch.callState],
+      ['Channel-State-Number', String(STATE_NUMBERS[ch.fsState] ?? 0)],
+      ['Channel-Name', ch.name],
+      ['Unique-ID', ch.uuid],
+      ['Call-Direction', 'outbound'],
+      ['Presence-Call-Direction', 'outbound'],
+      ['Channel-HIT-Dialplan', 'false'],
+      ['Channel-Call-UUID', ch.uuid],
+      ['Answer-State', answerState],
+      ['Channel-Read-Codec-Name', 'PCMU'],
+      ['Channel-Read-Codec-Rate', '8000'],
+      ['Channel-Write-Codec-Name', 'PCMU'],
+      ['Channel-Write-Codec-Rate', '8000'],
+      ['Caller-Direction', 'outbound'],
+      ['Caller-Logical-Direction', 'outbound'],
+      ['Caller-Dialplan', 'XML'],
+      ['Caller-Caller-ID-Name', ch.cidName],
+      ['Caller-Caller-ID-Number', ch.cidNumber],
+      ['Caller-Orig-Caller-ID-Name', ch.cidName],
+      ['Caller-Orig-Caller-ID-Number', ch.cidNumber],
+      ['Caller-Callee-ID-Name', 'Outbound Call'],
+      ['Caller-Callee-ID-Number', ch.destination],
+      ['Caller-ANI', ch.cidNumber],
+      ['Caller-Destination-Number', ch.destination],
+      ['Caller-Unique-ID', ch.uuid],
+      ['Caller-Source', 'src/switch_ivr_originate.c'],
+      ['Caller-Context', 'default'],
+      ['Caller-Channel-Name', ch.name],
+      ['Caller-Profile-Index', '1'],
+      ['Caller-Profile-Created-Time', us(ch.createdAt)],
+      ['Caller-Channel-Created-Time', us(ch.createdAt)],
+      ['Caller-Channel-Answered-Time', us(ch.answeredAt)],
+      ['Caller-Channel-Progress-Time', us(ch.progressAt)],
+      ['Caller-Channel-Hangup-Time', us(ch.endedAt)],
+    ];
+    const partner = other ?? (ch.bridge ? this.channels.get(ch.bridge.partner) : undefined);
+    if (partner) {
+      const originator = ch.bridge ? ch.bridge.originator : !partner.bridge?.originator;
+      h.push(
+        ['Other-Type', originator ? 'originatee' : 'originator'],
+        ['Other-Leg-Direction', 'outbound'],
+        ['Other-Leg-Unique-ID', partner.uuid],
+        ['Other-Leg-Channel-Name', partner.name],
+        ['Other-Leg-Caller-ID-Name', partner.cidName],
+        ['Other-Leg-Caller-ID-Number', partner.cidNumber],
+        ['Other-Leg-Destination-Number', partner.destination],
+      );
+    }
+    for (const [k, v] of ch.vars) h.push([`variable_${k}`, v]);
+    return h;
+  }
+
+  private emitChannel(name: string, ch: Channel, extra: Array<[string, string]> = [], opts: { subclass?: string; other?: Channel } = {}): void {
+    this.opts.emit({
+      name,
+      subclass: opts.subclass,
+      headers: [...this.base(name, opts.subclass), ...extra, ...this.channelData(ch, opts.other)],
+    });
+  }
+
+  /** A job result as FreeSWITCH reports a bgapi command. */
+  backgroundJob(jobUuid: string, command: string, args: string, body: string): SwitchEvent {
+    return {
+      name: 'BACKGROUND_JOB',
+      headers: [...this.base('BACKGROUND_JOB'), ['Job-UUID', jobUuid], ['Job-Command', command], ['Job-Command-Arg', args]],
+      body,
+    };
+  }
+
+  /** An event fired with `sendevent`. */
+  customEvent(name: string, headers: Record<string, string>, body?: string): SwitchEvent {
+    const subclass = headers['Event-Subclass'];
+    const h = this.base(name, subclass);
+    for (const [k, v] of Object.entries(headers)) if (k !== 'Event-Name' && k !== 'Event-Subclass' && k !== 'Content-Length') h.push([k, v]);
+    return { name, subclass, headers: h, body: body || undefined };
+  }
+
+  // ---------------------------------------------------------------- timers
+
+  private schedule(ch: Channel, ms: number, fn: () => void): ClockTimer {
+    const timer = this.opts.clock.setTimeout(() => {
+      ch.timers.delete(timer);
+      fn();
+    }, ms);
+    ch.timers.add(timer);
+    return timer;
+  }
+
+  private cancel(ch: Channel, timer: ClockTimer | undefined): void {
+    if (!timer) return;
+    this.opts.clock.clearTimeout(timer);
+    ch.timers.delete(timer);
+  }
+
+  // ---------------------------------------------------------------- call model
+
+  private isRegistered(extension: string, domain?: string): boolean {
+    if (this.registrations.has(extension)) return true;
+    if (domain !== undefined) return this.registrations.has(`${extension}@${domain}`);
+    for (const r of this.registrations.values()) if (r.extension === extension) return true;
+    return false;
+  }
+
+  private causeOr(value: string | undefined, fallback: string): string {
+    const c = (value ?? '').trim().toUpperCase();
+    return c in HANGUP_CAUSES ? c : fallback;
+  }
+
+  /** Creates a channel (no events yet) or answers the cause of an immediate failure. */
+  private newChannel(req: DialString & { cidName?: string; cidNumber?: string; timeoutSec?: number }): Channel | string {
+    const vars = new Map<string, string>(req.vars);
+    const ep = req.endpoint;
+    if (ep.kind === 'error') return this.causeOr(ep.cause, 'NORMAL_CLEARING');
+    if (ep.kind === 'unsupported') return 'CHAN_NOT_IMPLEMENTED';
+    const uuid = vars.get('origination_uuid') || randomUUID();
+    if (this.channels.has(uuid)) return 'NORMAL_TEMPORARY_FAILURE';
+    let outcome: Outcome | undefined;
+    let destination: string;
+    const stdVars = new Map<string, string>([
+      ['direction', 'outbound'],
+      ['is_outbound', 'true'],
+      ['uuid', uuid],
+      ['session_id', String(++this.sessionCounter)],
+      ['channel_name', ep.kind === 'user' || ep.kind === 'pstn' ? ep.channelName : ''],
+    ]);
+    if (ep.kind === 'user') {
+      if (!/^[A-Za-z0-9._-]+$/.test(ep.extension) || !this.isRegistered(ep.extension, ep.domain)) {
+        this.sessionCounter--;
+        return 'USER_NOT_REGISTERED';
+      }
+      destination = ep.extension;
+      stdVars.set('dialed_user', ep.extension);
+      stdVars.set('dialed_domain', ep.domain ?? 'default');
+    } else {
+      const planned = outcomeFor(ep.number);
+      if (!planned) {
+        this.sessionCounter--;
+        return 'INVALID_NUMBER_FORMAT';
+      }
+      outcome = planned;
+      destination = ep.number;
+      if (ep.gateway) stdVars.set('sip_gateway_name', ep.gateway);
+    }
+    const allVars = new Map<string, string>([...stdVars, ...vars]);
+    const timeoutVar = vars.get('originate_timeout') ?? vars.get('call_timeout');
+    const timeoutSec = req.timeoutSec ?? (timeoutVar && /^\d+$/.test(timeoutVar) ? Number(timeoutVar) : undefined);
+    const ch: Channel = {
+      uuid,
+      kind: ep.kind === 'user' ? 'agent' : 'pstn',
+      name: ep.channelName,
+      destination,
+      cidName: vars.get('origination_caller_id_name') ?? req.cidName ?? 'FreeSWITCH',
+      cidNumber: vars.get('origination_caller_id_number') ?? req.cidNumber ?? '0000000000',
+      vars: allVars,
+      phase: 'ringing',
+      fsState: 'CS_INIT',
+      callState: 'DOWN',
+      createdAt: this.opts.clock.now(),
+      outcome,
+      timeoutMs: timeoutSec !== undefined && timeoutSec > 0 ? timeoutSec * 1000 : undefined,
+      held: false,
+      muted: { read: false, write: false },
+      timers: new Set(),
+      recordings: new Map(),
+    };
+    this.channels.set(uuid, ch);
+    this.peak = Math.max(this.peak, this.channels.size);
+    return ch;
+  }
+
+  /** CHANNEL_CREATE, then an agent leg answers at once and a consumer leg rings. */
+  private launch(ch: Channel): void {
+    this.emitChannel('CHANNEL_CREATE', ch);
+    if (ch.kind === 'agent') {
+      this.answer(ch);
+      return;
+    }
+    ch.progressAt = this.opts.clock.now();
+    ch.callState = 'RINGING';
+    ch.fsState = 'CS_CONSUME_MEDIA';
+    this.emitChannel('CHANNEL_PROGRESS', ch);
+    const ringMs = this.opts.ringMs;
+    if (ch.timeoutMs !== undefined && ch.timeoutMs < ringMs) {
+      this.schedule(ch, ch.timeoutMs, () => this.hangup(ch, 'NO_ANSWER', { disposition: 'send_cancel', sipStatus: 487 }));
+      return;
+    }
+    this.schedule(ch, ringMs, () => {
+      const outcome = ch.outcome!;
+      if (outcome.answered) this.answer(ch);
+      else this.hangup(ch, outcome.hangupCause, { disposition: 'recv_refuse', sipStatus: outcome.sipStatus });
+    });
+  }
+
+  private answer(ch: Channel): void {
+    ch.phase = 'answered';
+    ch.answeredAt = this.opts.clock.now();
+    ch.callState = 'ACTIVE';
+    ch.fsState = 'CS_EXECUTE';
+    ch.vars.set('endpoint_disposition', 'ANSWER');
+    this.emitChannel('CHANNEL_ANSWER', ch);
+    const result = ch.onResult;
+    ch.onResult = undefined;
+    result?.(true, ch.uuid);
+    if (ch.phase !== 'answered') return;
+    if (ch.kind === 'pstn') {
+      this.schedule(ch, this.opts.talkMs, () => this.hangup(ch, 'NORMAL_CLEARING', { disposition: 'recv_bye', sipStatus: 200 }));
+    }
+    const onAnswer = ch.vars.get('execute_on_answer') ?? '';
+    if (/(^|[\s,])amd\b/i.test(onAnswer)) this.startAmd(ch);
+    const next = ch.afterAnswer;
+    ch.afterAnswer = undefined;
+    if (ch.phase === 'answered') next?.();
+  }
+
+  /** mod_amd's verdict: CUSTOM `amd` with AMD-Result / AMD-Cause, and channel variables amd_result / amd_cause. */
+  private startAmd(ch: Channel): void {
+    const verdict: AmdVerdict = ch.outcome?.answered ? ch.outcome.amd : 'HUMAN';
+    const cause = ch.outcome?.answered ? ch.outcome.amdCause : 'HUMAN';
+    const fire = () => {
+      if (ch.phase !== 'answered') return;
+      ch.amdResult = verdict;
+      ch.vars.set('amd_result', verdict);
+      ch.vars.set('amd_cause', cause);
+      ch.vars.set('amd_result_epoch', String(Math.floor(this.opts.clock.now() / 1000)));
+      this.emitChannel('CUSTOM', ch, [['AMD-Result', verdict], ['AMD-Cause', cause]], { subclass: 'amd' });
+    };
+    if (this.opts.amdMs <= 0) fire();
+    else this.schedule(ch, this.opts.amdMs, fire);
+  }
+
+  private hangup(ch: Channel, cause: string, opts: { disposition: HangupDisposition; sipStatus?: number }): void {
+    if (ch.phase === 'hangup') return;
+    for (const t of ch.timers) this.opts.clock.clearTimeout(t);
+    ch.timers.clear();
+    for (const file of [...ch.recordings.keys()]) this.recordStop(ch, file);
+    const wasAnswered = ch.phase === 'answered';
+    const now = this.opts.clock.now();
+    ch.phase = 'hangup';
+    ch.endedAt = now;
+    ch.callState = 'HANGUP';
+    ch.fsState = 'CS_HANGUP';
+    ch.held = false;
+    const sipStatus = opts.sipStatus ?? (wasAnswered ? 200 : opts.disposition === 'send_cancel' ? 487 : undefined);
+    const q850 = HANGUP_CAUSES[cause] ?? 16;
+    const secs = (a: number, b: number) => String(Math.floor((b - a) / 1000));
+    const v = ch.vars;
+    v.set('hangup_cause', cause);
+    v.set('hangup_cause_q850', String(q850));
+    v.set('sip_hangup_disposition', opts.disposition);
+    if (sipStatus !== undefined) {
+      v.set('sip_term_status', String(sipStatus));
+      v.set('sip_term_cause', String(q850));
+    }
+    v.set('start_stamp', stamp(ch.createdAt));
+    v.set('start_epoch', String(Math.floor(ch.createdAt / 1000)));
+    v.set('start_uepoch', String(ch.createdAt * 1000));
+    v.set('progress_epoch', ch.progressAt ? String(Math.floor(ch.progressAt / 1000)) : '0');
+    v.set('answer_stamp', ch.answeredAt ? stamp(ch.answeredAt) : '');
+    v.set('answer_epoch', ch.answeredAt ? String(Math.floor(ch.answeredAt / 1000)) : '0');
+    v.set('answer_uepoch', ch.answeredAt ? String(ch.answeredAt * 1000) : '0');
+    v.set('end_stamp', stamp(now));
+    v.set('end_epoch', String(Math.floor(now / 1000)));
+    v.set('end_uepoch', String(now * 1000));
+    v.set('duration', secs(ch.createdAt, now));
+    v.set('mduration', String(now - ch.createdAt));
+    v.set('billsec', ch.answeredAt ? secs(ch.answeredAt, now) : '0');
+    v.set('billmsec', ch.answeredAt ? String(now - ch.answeredAt) : '0');
+    v.set('progresssec', ch.progressAt ? secs(ch.createdAt, ch.progressAt) : '0');
+    v.set('progressmsec', ch.progressAt ? String(ch.progressAt - ch.createdAt) : '0');
+    v.set('answersec', ch.answeredAt ? secs(ch.createdAt, ch.answeredAt) : '0');
+    v.set('answermsec', ch.answeredAt ? String(ch.answeredAt - ch.createdAt) : '0');
+    v.set('waitsec', ch.answeredAt ? secs(ch.createdAt, ch.answeredAt) : '0');
+    this.emitChannel('CHANNEL_HANGUP', ch, [['Hangup-Cause', cause]]);
+    let partner: Channel | undefined;
+    if (ch.bridge) {
+      partner = this.channels.get(ch.bridge.partner);
+      if (partner) this.unbridge(ch, partner);
+    }
+    ch.fsState = 'CS_REPORTING';
+    this.emitChannel('CHANNEL_HANGUP_COMPLETE', ch, [['Hangup-Cause', cause]]);
+    ch.fsState = 'CS_DESTROY';
+    this.emitChannel('CHANNEL_DESTROY', ch);
+    this.channels.delete(ch.uuid);
+    const result = ch.onResult;
+    ch.onResult = undefined;
+    result?.(false, cause);
+    if (ch.dialing) {
+      const b = this.channels.get(ch.dialing);
+      ch.dialing = undefined;
+      if (b && b.phase === 'ringing') this.hangup(b, 'ORIGINATOR_CANCEL', { disposition: 'send_cancel' });
+    }
+    if (partner && partner.phase !== 'hangup') this.afterUnbridge(partner);
+    for (const other of [...this.channels.values()]) {
+      if (other.eavesdrop?.target === ch.uuid) this.endEavesdrop(other);
+    }
+  }
+
+  /** Emits CHANNEL_UNBRIDGE (from the originator's side) and separates the two legs. */
+  private unbridge(a: Channel, b: Channel): void {
+    const [orig, other] = a.bridge?.originator ? [a, b] : [b, a];
+    this.emitChannel('CHANNEL_UNBRIDGE', orig, [['Bridge-A-Unique-ID', orig.uuid], ['Bridge-B-Unique-ID', other.uuid]], { other });
+    for (const leg of [a, b]) {
+      leg.bridge = undefined;
+      leg.vars.delete('bridge_to');
+      if (leg.phase !== 'hangup') leg.fsState = 'CS_EXECUTE';
+    }
+  }
+
+  /** What a leg does when its bridge partner left: park with park_after_bridge=true, else hang up. */
+  private afterUnbridge(leg: Channel): void {
+    if (truthy(leg.vars.get('park_after_bridge'))) this.park(leg);
+    else this.hangup(leg, 'NORMAL_CLEARING', { disposition: 'send_bye' });
+  }
+
+  private bridge(a: Channel, b: Channel): void {
+    if (a.bridge?.partner === b.uuid) return;
+    for (const leg of [a, b]) {
+      if (!leg.bridge) continue;
+      const old = this.channels.get(leg.bridge.partner);
+      if (!old) continue;
+      this.unbridge(leg, old);
+      this.afterUnbridge(old);
+    }
+    if (a.phase !== 'answered' || b.phase !== 'answered') return;
+    if (a.eavesdrop) a.eavesdrop = undefined;
+    if (b.eavesdrop) b.eavesdrop = undefined;
+    a.bridge = { partner: b.uuid, originator: true };
+    b.bridge = { partner: a.uuid, originator: false };
+    for (const [leg, other] of [[a, b], [b, a]] as const) {
+      leg.app = { name: 'bridge', arg: other.uuid };
+      leg.fsState = 'CS_EXCHANGE_MEDIA';
+      leg.vars.set('bridge_to', other.uuid);
+      leg.vars.set('last_bridge_to', other.uuid);
+    }
+    this.emitChannel('CHANNEL_BRIDGE', a, [['Bridge-A-Unique-ID', a.uuid], ['Bridge-B-Unique-ID', b.uuid]]);
+  }
+
+  private park(ch: Channel): void {
+    ch.app = { name: 'park', arg: '' };
+    ch.fsState = 'CS_EXECUTE';
+    this.emitChannel('CHANNEL_PARK', ch);
+  }
+
+  private promptMs(arg: string): number {
+    const m = /^silence_stream:\/\/(\d+)/.exec(arg);
+    return m ? Number(m[1]) : this.opts.promptMs;
+  }
+
+  private execEvent(name: 'CHANNEL_EXECUTE' | 'CHANNEL_EXECUTE_COMPLETE', ch: Channel, app: string, arg: string, appUuid: string, response?: string): void {
+    const extra: Array<[string, string]> = [
+      ['Application', app],
+      ['Application-Data', arg],
+      ['Application-UUID', appUuid],
+    ];
+    if (response !== undefined) extra.push(['Application-Response', response]);
+    this.emitChannel(name, ch, extra);
+  }
+
+  /**
+   * Runs an application on an answered channel. `inline` is an originate's `&app()` or a transfer
+   * target: when such an application ends, the channel hangs up NORMAL_CLEARING, as FreeSWITCH does
+   * when the dialplan runs out.
+   */
+  private runApp(ch: Channel, app: string, arg: string, opts: { inline: boolean; appUuid?: string }): void {
+    const appUuid = opts.appUuid ?? randomUUID();
+    const finish = (response: string) => {
+      if (ch.phase === 'hangup') return;
+      this.execEvent('CHANNEL_EXECUTE_COMPLETE', ch, app, arg, appUuid, response);
+      if (opts.inline) this.hangup(ch, 'NORMAL_CLEARING', { disposition: 'send_bye' });
+    };
+    switch (app) {
+      case 'park':
+        this.park(ch);
+        return;
+      case 'echo':
+        ch.app = { name: 'echo', arg };
+        this.execEvent('CHANNEL_EXECUTE', ch, app, arg, appUuid);
+        return;
+      case 'playback':
+      case 'sleep': {
+        ch.app = { name: app, arg };
+        this.execEvent('CHANNEL_EXECUTE', ch, app, arg, appUuid);
+        const ms = app === 'sleep' ? Number(arg) || 0 : this.promptMs(arg);
+        this.schedule(ch, ms, () => finish(app === 'playback' ? 'FILE PLAYED' : '_none_'));
+        return;
+      }
+      case 'set':
+      case 'export': {
+        this.execEvent('CHANNEL_EXECUTE', ch, app, arg, appUuid);
+        const eq = arg.indexOf('=');
+        if (eq > 0) ch.vars.set(arg.slice(0, eq), arg.slice(eq + 1));
+        finish('_none_');
+        return;
+      }
+      case 'answer':
+        this.execEvent('CHANNEL_EXECUTE', ch, app, arg, appUuid);
+        finish('_none_');
+        return;
+      case 'amd':
+        this.execEvent('CHANNEL_EXECUTE', ch, app, arg, appUuid);
+        this.execEvent('CHANNEL_EXECUTE_COMPLETE', ch, app, arg, appUuid, '_none_');
+        this.startAmd(ch);
+        return;
+      case 'hangup':
+        this.execEvent('CHANNEL_EXECUTE', ch, app, arg, appUuid);
+        this.hangup(ch, this.causeOr(arg, 'NORMAL_CLEARING'), { disposition: 'send_bye' });
+        return;
+      case 'bridge':
+        this.appBridge(ch, arg, appUuid);
+        return;
+      case 'eavesdrop':
+      case 'three_way':
+        this.startEavesdrop(ch, arg.trim(), app === 'three_way', appUuid);
+        return;
+      default:
+        finish('_none_');
+    }
+  }
+
+  /** The bridge application: dial the B leg, bridge on its answer, hang up A when it fails. */
+  private appBridge(a: Channel, dial: string, appUuid: string): void {
+    a.app = { name: 'bridge', arg: dial };
+    this.execEvent('CHANNEL_EXECUTE', a, 'bridge', dial, appUuid);
+    const fail = (cause: string) => {
+      if (a.phase === 'hangup') return;
+      a.vars.set('originate_disposition', cause);
+      this.execEvent('CHANNEL_EXECUTE_COMPLETE', a, 'bridge', dial, appUuid, cause);
+      this.hangup(a, 'NORMAL_CLEARING', { disposition: 'send_bye' });
+    };
+    const leg = this.newChannel(parseDialString(dial));
+    if (typeof leg === 'string') {
+      fail(leg);
+      return;
+    }
+    a.dialing = leg.uuid;
+    leg.onResult = (ok, detail) => {
+      a.dialing = undefined;
+      if (!ok) {
+        fail(detail);
+        return;
+      }
+      if (a.phase !== 'answered') {
+        this.hangup(leg, 'ORIGINATOR_CANCEL', { disposition: 'send_bye' });
+        return;
+      }
+      a.vars.set('originate_disposition', 'SUCCESS');
+      this.bridge(a, leg);
+    };
+    this.launch(leg);
+  }
+
+  private startEavesdrop(sup: Channel, target: string, threeWay: boolean, appUuid: string): void {
+    const app = threeWay ? 'three_way' : 'eavesdrop';
+    sup.app = { name: app, arg: target };
+    this.execEvent('CHANNEL_EXECUTE', sup, app, target, appUuid);
+    const t = this.channels.get(target);
+    if (!t || t === sup || t.phase === 'hangup') {
+      this.execEvent('CHANNEL_EXECUTE_COMPLETE', sup, app, target, appUuid, '_none_');
+      this.hangup(sup, 'NORMAL_CLEARING', { disposition: 'send_bye' });
+      return;
+    }
+    sup.vars.set('eavesdrop_target_uuid', target);
+    sup.vars.set('eavesdrop_app_uuid', appUuid);
+    sup.eavesdrop = {
+      target,
+      whisperA: threeWay || truthy(sup.vars.get('eavesdrop_whisper_aleg')),
+      whisperB: threeWay || truthy(sup.vars.get('eavesdrop_whisper_bleg')),
+    };
+  }
+
+  private endEavesdrop(sup: Channel): void {
+    const e = sup.eavesdrop;
+    if (!e) return;
+    sup.eavesdrop = undefined;
+    const app = sup.app?.name ?? 'eavesdrop';
+    this.execEvent('CHANNEL_EXECUTE_COMPLETE', sup, app, e.target, sup.vars.get('eavesdrop_app_uuid') ?? randomUUID(), '_none_');
+    this.hangup(sup, 'NORMAL_CLEARING', { disposition: 'send_bye' });
+  }
+
+  private originate(args: string, done: (body: string) => void): void {
+    const req = parseOriginate(args);
+    if ('error' in req) {
+      done(req.error);
+      return;
+    }
+    if (req.target.kind === 'app' && !ORIGINATE_APPS.has(req.target.app)) {
+      done(`-ERR Invalid Application ${req.target.app}\n`);
+      return;
+    }
+    const ch = this.newChannel(req);
+    if (typeof ch === 'string') {
+      done(`-ERR ${ch}\n`);
+      return;
+    }
+    ch.onResult = (ok, detail) => done(ok ? `+OK ${detail}\n` : `-ERR ${detail}\n`);
+    ch.afterAnswer = () => this.startTarget(ch, req);
+    this.launch(ch);
+  }
+
+  private startTarget(ch: Channel, req: OriginateRequest): void {
+    if (req.target.kind === 'app') this.runApp(ch, req.target.app, req.target.arg, { inline: true });
+    else this.route(ch, req.target.exten, req.target.dialplan);
+  }
+
+  /** Where a transfer or an originate to an extension goes: inline apps, park, a registered user. */
+  private route(ch: Channel, dest: string, dialplan: string): void {
+    if (dialplan.toLowerCase() === 'inline') {
+      const first = dest.split(',')[0] ?? '';
+      const colon = first.indexOf(':');
+      const app = (colon < 0 ? first : first.slice(0, colon)).toLowerCase();
+      const arg = colon < 0 ? '' : first.slice(colon + 1);
+      if (ORIGINATE_APPS.has(app)) this.runApp(ch, app, arg, { inline: true });
+      else this.hangup(ch, 'NO_ROUTE_DESTINATION', { disposition: 'send_bye' });
+      return;
+    }
+    if (dest === 'park') {
+      this.park(ch);
+      return;
+    }
+    const [extension = '', domain] = dest.split('@');
+    if (this.isRegistered(extension, domain)) this.appBridge(ch, `user/${dest}`, randomUUID());
+    else this.hangup(ch, 'NO_ROUTE_DESTINATION', { disposition: 'send_bye' });
+  }
+
+  // ---------------------------------------------------------------- recordings
+
+  private resolveRecording(file: string): string {
+    return path.isAbsolute(file) ? file : path.join(this.opts.recordingsDir, file);
+  }
+
+  private recordStart(ch: Channel, file: string, limitSec?: number): boolean {
+    if (ch.recordings.has(file)) return true;
+    try {
+      mkdirSync(path.dirname(file), { recursive: true });
+    } catch {
+      return false;
+    }
+    const rec: { startedAt: number; limit?: ClockTimer } = { startedAt: this.opts.clock.now() };
+    if (limitSec && limitSec > 0) rec.limit = this.schedule(ch, limitSec * 1000, () => this.recordStop(ch, file));
+    ch.recordings.set(file, rec);
+    this.emitChannel('RECORD_START', ch, [['Record-File-Path', file]]);
+    return true;
+  }
+
+  /** Writes the WAV (8 kHz 16-bit mono, a 440 Hz tone of the recorded length, at least one second). */
+  private recordStop(ch: Channel, file: string): void {
+    const rec = ch.recordings.get(file);
+    if (!rec) return;
+    ch.recordings.delete(file);
+    this.cancel(ch, rec.limit);
+    const elapsed = this.opts.clock.now() - rec.startedAt;
+    const durationMs = Math.min(this.opts.maxRecordMs, Math.max(1000, elapsed));
+    let completion = 'success';
+    try {
+      writeFileSync(file, wavBuffer({ durationMs, sampleRate: 8000 }));
+    } catch {
+      completion = 'failure';
+    }
+    ch.vars.set('record_ms', String(durationMs));
+    ch.vars.set('record_seconds', String(Math.floor(durationMs / 1000)));
+    ch.vars.set('record_samples', String(Math.round(durationMs * 8)));
+    this.emitChannel('RECORD_STOP', ch, [
+      ['Record-File-Path', file],
+      ['Record-Completion-Cause', completion],
+    ]);
+  }
+
+  // ---------------------------------------------------------------- api commands
+
+  private live(uuid: string | undefined): Channel | undefined {
+    const ch = uuid ? this.channels.get(uuid) : undefined;
+    return ch && ch.phase !== 'hangup' ? ch : undefined;
+  }
+
+  private cmdKill(argv: string[]): string {
+    if (!argv[0]) return USAGE.kill;
+    const ch = this.live(argv[0]);
+    if (!ch) return NO_SUCH_CHANNEL;
+    if (ch.phase === 'ringing') this.hangup(ch, this.causeOr(argv[1], 'ORIGINATOR_CANCEL'), { disposition: 'send_cancel' });
+    else this.hangup(ch, this.causeOr(argv[1], 'NORMAL_CLEARING'), { disposition: 'send_bye' });
+    return '+OK\n';
+  }
+
+  private cmdHold(argv: string[]): string {
+    let mode: 'on' | 'off' | 'toggle' = 'on';
+    let i = 0;
+    if (argv[0] === 'off' || argv[0] === 'toggle') {
+      mode = argv[0];
+      i = 1;
+    }
+    if (!argv[i]) return USAGE.hold;
+    const ch = this.live(argv[i]);
+    if (!ch) return NO_SUCH_CHANNEL;
+    if (ch.phase !== 'answered') return '-ERR Operation failed\n';
+    const hold = mode === 'toggle' ? !ch.held : mode === 'on';
+    if (hold !== ch.held) {
+      ch.held = hold;
+      ch.callState = hold ? 'HELD' : 'ACTIVE';
+      this.emitChannel(hold ? 'CHANNEL_HOLD' : 'CHANNEL_UNHOLD', ch);
+    }
+    return '+OK Success\n';
+  }
+
+  private cmdAudio(argv: string[]): string {
+    const [uuid, action, direction, kind, level] = argv;
+    if (!uuid || !action) return USAGE.audio;
+    const ch = this.live(uuid);
+    if (!ch) return NO_SUCH_CHANNEL;
+    if (action === 'stop') {
+      ch.muted = { read: false, write: false };
+      return '+OK Success\n';
+    }
+    if (action !== 'start' || (direction !== 'read' && direction !== 'write') || (kind !== 'mute' && kind !== 'level')) return USAGE.audio;
+    if (kind === 'mute') ch.muted[direction] = level === undefined ? true : Number(level) !== 0;
+    else if (level === undefined || !/^-?\d+$/.test(level)) return USAGE.audio;
+    return '+OK Success\n';
+  }
+
+  private cmdBridge(argv: string[]): string {
+    if (!argv[0] || !argv[1]) return USAGE.bridge;
+    const a = this.live(argv[0]);
+    const b = this.live(argv[1]);
+    if (!a || !b || a === b || a.phase !== 'answered' || b.phase !== 'answered') return '-ERR Invalid uuid\n';
+    this.bridge(a, b);
+    return `+OK ${b.uuid}\n`;
+  }
+
+  private cmdTransfer(argv: string[]): string {
+    const args = [...argv];
+    let leg: 'aleg' | 'bleg' | 'both' = 'aleg';
+    if (args[1] === '-bleg' || args[1] === '-both') {
+      leg = args[1] === '-bleg' ? 'bleg' : 'both';
+      args.splice(1, 1);
+    }
+    const [uuid, dest, dialplan = 'XML'] = args;
+    if (!uuid || !dest) return USAGE.transfer;
+    const ch = this.live(uuid);
+    if (!ch) return NO_SUCH_CHANNEL;
+    const partner = ch.bridge ? this.live(ch.bridge.partner) : undefined;
+    if (leg === 'bleg' && !partner) return '-ERR No B-leg\n';
+    const targets = leg === 'aleg' ? [ch] : leg === 'bleg' ? [partner!] : [ch, ...(partner ? [partner] : [])];
+    if (ch.bridge && partner) {
+      this.unbridge(ch, partner);
+      for (const p of [ch, partner]) if (!targets.includes(p)) this.afterUnbridge(p);
+    }
+    for (const t of targets) {
+      if (t.phase !== 'answered') continue;
+      if (t.eavesdrop) t.eavesdrop = undefined;
+      this.route(t, dest, dialplan);
+    }
+    return '+OK\n';
+  }
+
+  private cmdBroadcast(argv: string[]): string {
+    const [uuid, what, legArg = 'aleg'] = argv;
+    if (!uuid || !what) return USAGE.broadcast;
+    const ch = this.live(uuid);
+    if (!ch) return NO_SUCH_CHANNEL;
+    const partner = ch.bridge ? this.live(ch.bridge.partner) : undefined;
+    const legs = legArg === 'bleg' ? (partner ? [partner] : []) : legArg === 'both' ? [ch, ...(partner ? [partner] : [])] : [ch];
+    const sep = what.indexOf('::');
+    const app = sep < 0 ? 'playback' : what.slice(0, sep).toLowerCase();
+    const arg = sep < 0 ? what : what.slice(sep + 2);
+    for (const leg of legs) {
+      if (app === 'hangup') {
+        this.hangup(leg, this.causeOr(arg, 'NORMAL_CLEARING'), { disposition: 'send_bye' });
+        continue;
+      }
+      const appUuid = randomUUID();
+      this.execEvent('CHANNEL_EXECUTE', leg, app, arg, appUuid);
+      this.schedule(leg, app === 'sleep' ? Number(arg) || 0 : this.promptMs(arg), () => {
+        if (leg.phase !== 'hangup') this.execEvent('CHANNEL_EXECUTE_COMPLETE', leg, app, arg, appUuid, app === 'playback' ? 'FILE PLAYED' : '_none_');
+      });
+    }
+    return '+OK Message queued\n';
+  }
+
+  private cmdRecord(argv: string[]): string {
+    const [uuid, action, file, limit] = argv;
+    if (!uuid || !action || !file) return USAGE.record;
+    const ch = this.live(uuid);
+    if (!ch) return NO_SUCH_CHANNEL;
+    switch (action.toLowerCase()) {
+      case 'start': {
+        const limitSec = limit !== undefined && /^\d+$/.test(limit) ? Number(limit) : undefined;
+        return this.recordStart(ch, this.resolveRecording(file), limitSec) ? '+OK Success\n' : '-ERR Cannot record session!\n';
+      }
+      case 'stop': {
+        const files = file === 'all' ? [...ch.recordings.keys()] : [this.resolveRecording(file)];
+        if (!files.some((f) => ch.recordings.has(f))) return '-ERR Cannot stop record session!\n';
+        for (const f of files) this.recordStop(ch, f);
+        return '+OK Success\n';
+      }
+      case 'mask':
+      case 'unmask':
+        return ch.recordings.has(this.resolveRecording(file)) ? '+OK Success\n' : '-ERR Cannot mask recording session!\n';
+      default:
+        return USAGE.record;
+    }
+  }
+
+  private cmdDump(argv: string[]): string {
+    if (!argv[0]) return USAGE.dump;
+    const ch = this.channels.get(argv[0]);
+    if (!ch) return NO_SUCH_CHANNEL;
+    const headers: Array<[string, string]> = [['Event-Name', 'CHANNEL_DATA'], ...this.channelData(ch)];
+    if (argv[1] === 'json') return JSON.stringify(Object.fromEntries(headers));
+    return headers.map(([k, v]) => `${k}: ${v}\n`).join('');
+  }
+
+  private channelRow(ch: Channel): Record<(typeof CHANNEL_COLUMNS)[number], string> {
+    return {
+      uuid: ch.uuid,
+      direction: 'outbound',
+      created: stamp(ch.createdAt),
+      created_epoch: String(Math.floor(ch.createdAt / 1000)),
+      name: ch.name,
+      state: ch.fsState,
+      cid_name: ch.cidName,
+      cid_num: ch.cidNumber,
+      ip_addr: '',
+      dest: ch.destination,
+      application: ch.app?.name ?? '',
+      application_data: ch.app?.arg ?? '',
+      dialplan: 'XML',
+      context: 'default',
+      read_codec: 'PCMU',
+      read_rate: '8000',
+      read_bit_rate: '64000',
+      write_codec: 'PCMU',
+      write_rate: '8000',
+      write_bit_rate: '64000',
+      secure: '',
+      hostname: this.opts.hostname,
+      presence_id: '',
+      presence_data: '',
+      accountcode: '',
+      callstate: ch.callState,
+      callee_name: 'Outbound Call',
+      callee_num: ch.destination,
+      callee_direction: '',
+      call_uuid: ch.uuid,
+      sent_callee_name: '',
+      sent_callee_num: '',
+      initial_cid_name: ch.cidName,
+      initial_cid_num: ch.cidNumber,
+      initial_ip_addr: '',
+      initial_dest: ch.destination,
+      initial_dialplan: 'XML',
+      initial_context: 'default',
+    };
+  }
+
+  /** `show channels|calls [count] [as json|as delim <d>]`. */
+  private cmdShow(argv: string[]): string {
+    const what = (argv[0] ?? '').toLowerCase();
+    if (what !== 'channels' && what !== 'calls') return `-USAGE: show channels|calls [count] [as json|as delim <delim>]\n`;
+    const live = [...this.channels.values()].filter((c) => c.phase !== 'hangup');
+    let rows: Array<Record<string, string>>;
+    if (what === 'channels') {
+      rows = live.map((c) => this.channelRow(c));
+    } else {
+      rows = [];
+      for (const c of live) {
+        if (c.bridge && !c.bridge.originator) continue;
+        const row: Record<string, string> = { ...this.channelRow(c) };
+        const b = c.bridge ? this.channels.get(c.bridge.partner) : undefined;
+        const brow = b ? this.channelRow(b) : undefined;
+        for (const col of CHANNEL_COLUMNS) row[`b_${col}`] = brow ? brow[col] : '';
+        row.call_created_epoch = row.created_epoch!;
+        rows.push(row);
+      }
+    }
+    if (argv[1] === 'count') return `\n${rows.length} total.\n`;
+    const asIdx = argv.indexOf('as');
+    const format = asIdx >= 0 ? (argv[asIdx + 1] ?? '').toLowerCase() : '';
+    if (format === 'json') return JSON.stringify(rows.length ? { row_count: rows.length, rows } : { row_count: 0 });
+    const delim = format === 'delim' ? (argv[asIdx + 2] ?? ',') : ',';
+    const cols = rows[0] ? Object.keys(rows[0]) : [...CHANNEL_COLUMNS];
+    const lines = [cols.join(delim), ...rows.map((r) => cols.map((c) => r[c] ?? '').join(delim))];
+    return `${lines.join('\n')}\n\n${rows.length} total.\n`;
+  }
+
+  private cmdStatus(): string {
+    let ms = this.opts.clock.now() - this.startedAt;
+    const unit = (n: number) => {
+      const v = Math.floor(ms / n);
+      ms -= v * n;
+      return v;
+    };
+    const years = unit(365 * 86_400_000);
+    const days = unit(86_400_000);
+    const hours = unit(3_600_000);
+    const minutes = unit(60_000);
+    const seconds = unit(1000);
+    return (
+      `UP ${years} years, ${days} days, ${hours} hours, ${minutes} minutes, ${seconds} seconds, ${ms} milliseconds, 0 microseconds\n` +
+      'FreeSWITCH (Version 1.10.12-release+dialer-switch-simulator 64bit) is ready\n' +
+      `${this.sessionCounter} session(s) since startup\n` +
+      `${this.channels.size} session(s) - peak ${this.peak}, last 5min ${this.peak} \n` +
+      '0 session(s) per Sec out of max 30, peak 0, last 5min 0 \n' +
+      '1000 session(s) max\n' +
+      'min idle cpu 0.00/99.00\n' +
+      'Current Stack Size/Max 240K/8192K\n'
+    );
+  }
+
+  private cmdRegister(argv: string[], register: boolean): string {
+    const target = argv[0];
+    if (!target) return USAGE.register;
+    const [extension = '', domain] = target.split('@');
+    if (!/^[A-Za-z0-9._-]{1,64}$/.test(extension) || (domain !== undefined && !/^[A-Za-z0-9.-]{1,253}$/.test(domain))) {
+      return '-ERR invalid extension\n';
+    }
+    const existed = this.registrations.has(target);
+    if (register) this.registrations.set(target, { extension, domain });
+    else this.registrations.delete(target);
+    if (register !== existed) {
+      const host = domain ?? 'default';
+      const subclass = register ? 'sofia::register' : 'sofia::unregister';
+      this.opts.emit({
+        name: 'CUSTOM',
+        subclass,
+        headers: [
+          ...this.base('CUSTOM', subclass),
+          ['profile-name', 'internal'],
+          ['from-user', extension],
+          ['from-host', host],
+          ['contact', `"${extension}" <sip:${extension}@127.0.0.1:5060>`],
+          ['expires', register ? '3600' : '0'],
+          ['user-agent', 'dialer-switch-simulator'],
+        ],
+      });
+    }
+    return `+OK ${register ? 'registered' : 'unregistered'} ${target}\n`;
+  }
+
+  private cmdDtmf(argv: string[]): string {
+    const [uuid, digits, duration] = argv;
+    if (!uuid || !digits) return USAGE.dtmf;
+    if (!/^[0-9*#A-Da-d]+$/.test(digits)) return '-ERR invalid DTMF digits\n';
+    const ch = this.live(uuid);
+    if (!ch) return NO_SUCH_CHANNEL;
+    if (ch.phase !== 'answered') return '-ERR Channel not answered\n';
+    const samples = duration !== undefined && /^\d+$/.test(duration) ? String(Number(duration) * 8) : '2000';
+    for (const digit of digits.toUpperCase()) {
+      if (ch.phase !== 'answered') break;
+      this.emitChannel('DTMF', ch, [
+        ['DTMF-Digit', digit],
+        ['DTMF-Duration', samples],
+        ['DTMF-Source', 'RTP'],
+      ]);
+      if (ch.eavesdrop && ch.vars.get('eavesdrop_enable_dtmf') !== 'false') {
+        const modes: Record<string, [boolean, boolean]> = { '0': [false, false], '1': [false, true], '2': [true, false], '3': [true, true] };
+        const m = modes[digit];
+        if (m) [ch.eavesdrop.whisperA, ch.eavesdrop.whisperB] = m;
+      }
+    }
+    return '+OK\n';
+  }
+
+  private cmdRemoteHangup(argv: string[]): string {
+    if (!argv[0]) return USAGE.hangup;
+    const ch = this.live(argv[0]);
+    if (!ch) return NO_SUCH_CHANNEL;
+    const answered = ch.phase === 'answered';
+    this.hangup(ch, this.causeOr(argv[1], 'NORMAL_CLEARING'), { disposition: answered ? 'recv_bye' : 'recv_cancel', sipStatus: answered ? 200 : 487 });
+    return '+OK\n';
+  }
+}
+
