@@ -8,7 +8,7 @@ import {
   readCsvRows,
   Rejections,
   type CsvDataRow,
-} from '../../src/modules/suppressions/csv-import';
+} from '../../src/lib/csv-import';
 import { cleanReason, planSuppressionImport } from '../../src/modules/suppressions/suppression.rules';
 
 /** A web ReadableStream delivering `parts` as separate chunks, like a request body. */

@@ -3,7 +3,7 @@ import type { AppDeps } from '../../deps';
 import { actorOf } from '../../lib/audit';
 import { requireManagement } from '../../lib/auth';
 import { createRouter, errorResponses, jsonContent } from '../../lib/openapi';
-import { assertCsvRequest, assertDeclaredLength, CSV_IMPORT_LIMITS } from '../suppressions/csv-import';
+import { assertCsvRequest, assertDeclaredLength, CSV_IMPORT_LIMITS } from '../../lib/csv-import';
 import { CsvBody } from '../suppressions/suppression.schemas';
 import { EARLIEST_DISCONNECTION } from './reassigned-number.rules';
 import { ReassignedImportResult, ReassignedLookupQuery, ReassignedNumberList } from './reassigned-number.schemas';

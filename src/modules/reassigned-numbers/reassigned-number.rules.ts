@@ -1,5 +1,5 @@
 import { normalizeToE164 } from '../../lib/phone';
-import { type CsvDataRow, Rejections, type RejectedRow } from '../suppressions/csv-import';
+import { type CsvDataRow, Rejections, type RejectedRow } from '../../lib/csv-import';
 
 export type ReassignedRejectReason = 'not_e164' | 'bad_date' | 'duplicate';
 

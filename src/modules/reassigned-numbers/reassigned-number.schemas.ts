@@ -1,5 +1,5 @@
 import { z } from '../../lib/openapi';
-import { CSV_IMPORT_LIMITS } from '../suppressions/csv-import';
+import { CSV_IMPORT_LIMITS } from '../../lib/csv-import';
 import { rejectedRowSchema } from '../suppressions/suppression.schemas';
 
 export const ReassignedRejectedRow = rejectedRowSchema(['not_e164', 'bad_date', 'duplicate'], 'ReassignedRejectedRow');

@@ -1,9 +1,9 @@
 import type { AppDeps } from '../../deps';
-import { appendAudit, type ActorType } from '../../lib/audit';
+import type { ActorType } from '../../lib/audit';
 import { badRequest } from '../../lib/errors';
 import { isE164 } from '../../lib/phone';
 import { withTenant } from '../../lib/tenancy';
-import { readCsvRows } from '../suppressions/csv-import';
+import { readCsvRows, storeCsvImport } from '../../lib/csv-import';
 import { planReassignedImport, utcToday } from './reassigned-number.rules';
 import { reassignedNumberView } from './reassigned-number.views';
 
@@ -29,37 +29,18 @@ export async function importReassignedNumbers(
 ) {
   const { rows, header } = await readCsvRows(body);
   const plan = planReassignedImport(rows, utcToday(now));
-  const recorded = await withTenant(
-    deps.db,
-    tenantId,
-    async (tx) => {
-      let count = 0;
-      if (plan.accepted.length > 0) {
-        const result = await tx.$queryRawUnsafe<{ recorded: number }[]>(
-          INSERT_REASSIGNED,
-          tenantId,
-          plan.accepted.map((a) => a.phone),
-          plan.accepted.map((a) => a.disconnectedOn),
-        );
-        count = result[0]?.recorded ?? 0;
-      }
-      await appendAudit(tx, tenantId, {
-        actorType: actor.type,
-        actorId: actor.id,
-        action: 'reassigned_numbers.imported',
-        subjectType: 'reassigned_numbers',
-        payload: {
-          header,
-          received: plan.received,
-          accepted: plan.accepted.length,
-          recorded: count,
-          rejected_count: plan.rejected_count,
-        },
-      });
-      return count;
-    },
-    { timeoutMs: 60_000 },
-  );
+  const recorded = await storeCsvImport(deps, tenantId, {
+    sql: INSERT_REASSIGNED,
+    params: [plan.accepted.map((a) => a.phone), plan.accepted.map((a) => a.disconnectedOn)],
+    rows: plan.accepted.length,
+    audit: (count) => ({
+      actorType: actor.type,
+      actorId: actor.id,
+      action: 'reassigned_numbers.imported',
+      subjectType: 'reassigned_numbers',
+      payload: { header, received: plan.received, accepted: plan.accepted.length, recorded: count, rejected_count: plan.rejected_count },
+    }),
+  });
   return {
     received: plan.received,
     accepted: plan.accepted.length,

@@ -3,7 +3,7 @@ import type { AppDeps } from '../../deps';
 import { actorOf } from '../../lib/audit';
 import { requireManagement } from '../../lib/auth';
 import { createRouter, errorResponses, jsonContent } from '../../lib/openapi';
-import { assertCsvRequest, assertDeclaredLength, CSV_IMPORT_LIMITS } from './csv-import';
+import { assertCsvRequest, assertDeclaredLength, CSV_IMPORT_LIMITS } from '../../lib/csv-import';
 import { CsvBody, SuppressionImportResult } from './suppression.schemas';
 import { MAX_REASON_CHARS } from './suppression.rules';
 import { importSuppressions } from './suppression.service';

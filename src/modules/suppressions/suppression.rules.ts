@@ -1,5 +1,5 @@
 import { normalizeToE164 } from '../../lib/phone';
-import { type CsvDataRow, Rejections, type RejectedRow } from './csv-import';
+import { type CsvDataRow, Rejections, type RejectedRow } from '../../lib/csv-import';
 
 /** SPEC "Limits": a suppression reason is at most 200 characters. */
 export const MAX_REASON_CHARS = 200;

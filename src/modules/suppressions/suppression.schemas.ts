@@ -1,5 +1,5 @@
 import { z } from '../../lib/openapi';
-import { CSV_IMPORT_LIMITS } from './csv-import';
+import { CSV_IMPORT_LIMITS } from '../../lib/csv-import';
 import { MAX_REASON_CHARS } from './suppression.rules';
 
 /** The request body as documented (the route streams it; nothing validates it as a string). */

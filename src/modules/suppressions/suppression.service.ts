@@ -1,7 +1,6 @@
 import type { AppDeps } from '../../deps';
-import { appendAudit, type ActorType } from '../../lib/audit';
-import { withTenant } from '../../lib/tenancy';
-import { readCsvRows } from './csv-import';
+import type { ActorType } from '../../lib/audit';
+import { readCsvRows, storeCsvImport } from '../../lib/csv-import';
 import { planSuppressionImport } from './suppression.rules';
 
 type Actor = { type: ActorType; id: string | null };
@@ -25,39 +24,26 @@ SELECT count(*)::int AS recorded FROM inserted`;
 export async function importSuppressions(deps: AppDeps, tenantId: string, actor: Actor, body: AsyncIterable<Uint8Array> | null) {
   const { rows, header } = await readCsvRows(body);
   const plan = planSuppressionImport(rows);
-  const recorded = await withTenant(
-    deps.db,
-    tenantId,
-    async (tx) => {
-      let count = 0;
-      if (plan.accepted.length > 0) {
-        const result = await tx.$queryRawUnsafe<{ recorded: number }[]>(
-          INSERT_SUPPRESSIONS,
-          tenantId,
-          plan.accepted.map((a) => a.phone),
-          plan.accepted.map((a) => a.reason),
-        );
-        count = result[0]?.recorded ?? 0;
-      }
-      await appendAudit(tx, tenantId, {
-        actorType: actor.type,
-        actorId: actor.id,
-        action: 'suppressions.imported',
-        subjectType: 'dnc_list',
-        payload: {
-          source: SUPPRESSION_SOURCE,
-          header,
-          received: plan.received,
-          accepted: plan.accepted.length,
-          recorded: count,
-          rejected_count: plan.rejected_count,
-          reasons_truncated: plan.reasons_truncated,
-        },
-      });
-      return count;
-    },
-    { timeoutMs: 60_000 },
-  );
+  const recorded = await storeCsvImport(deps, tenantId, {
+    sql: INSERT_SUPPRESSIONS,
+    params: [plan.accepted.map((a) => a.phone), plan.accepted.map((a) => a.reason)],
+    rows: plan.accepted.length,
+    audit: (count) => ({
+      actorType: actor.type,
+      actorId: actor.id,
+      action: 'suppressions.imported',
+      subjectType: 'dnc_list',
+      payload: {
+        source: SUPPRESSION_SOURCE,
+        header,
+        received: plan.received,
+        accepted: plan.accepted.length,
+        recorded: count,
+        rejected_count: plan.rejected_count,
+        reasons_truncated: plan.reasons_truncated,
+      },
+    }),
+  });
   return {
     received: plan.received,
     accepted: plan.accepted.length,

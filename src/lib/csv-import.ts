@@ -1,7 +1,10 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { CsvError, parse } from 'csv-parse';
-import { AppError, badRequest, payloadTooLarge, unprocessable, unsupportedMediaType } from '../../lib/errors';
+import { AppError, badRequest, payloadTooLarge, unprocessable, unsupportedMediaType } from './errors';
+import { appendAudit, type AuditEntry } from './audit';
+import type { Database } from './db';
+import { withTenant } from './tenancy';
 
 /**
  * Streaming reader for the tenant CSV imports (suppressions, reassigned numbers). The body is
@@ -169,4 +172,35 @@ export class Rejections<R extends string> {
     this.count += 1;
     if (this.listed.length < this.cap) this.listed.push({ line, value: maskCell(rawValue), reason });
   }
+}
+
+/**
+ * Stores an import: one set-based statement for all accepted rows (it must answer `recorded`, the
+ * rows it newly wrote) and one audit entry, in one tenant transaction.
+ */
+export async function storeCsvImport(
+  deps: { db: Database },
+  tenantId: string,
+  opts: {
+    sql: string;
+    /** Parameters after $1 (the tenant id); the statement is skipped when `rows` is 0. */
+    params: unknown[];
+    rows: number;
+    audit: (recorded: number) => AuditEntry;
+  },
+): Promise<number> {
+  return withTenant(
+    deps.db,
+    tenantId,
+    async (tx) => {
+      let recorded = 0;
+      if (opts.rows > 0) {
+        const result = await tx.$queryRawUnsafe<{ recorded: number }[]>(opts.sql, tenantId, ...opts.params);
+        recorded = result[0]?.recorded ?? 0;
+      }
+      await appendAudit(tx, tenantId, opts.audit(recorded));
+      return recorded;
+    },
+    { timeoutMs: 60_000 },
+  );
 }
