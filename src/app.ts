@@ -22,6 +22,7 @@ import { reassignedNumberRoutes } from './modules/reassigned-numbers/reassigned-
 import { suppressionRoutes } from './modules/suppressions/suppression.routes';
 import { adminTenantRoutes } from './modules/tenants/admin.routes';
 import { tenantRoutes } from './modules/tenants/tenant.routes';
+import { nextLeadRoutes } from './modules/next-lead/next-lead.routes';
 import { rewindRoutes } from './modules/rewind/rewind.routes';
 import { statsRoutes } from './modules/stats/stats.routes';
 import { userRoutes } from './modules/users/user.routes';
@@ -88,5 +89,6 @@ export function createApp(deps: AppDeps, httpMetrics: HttpMetrics): OpenAPIHono<
   app.route('/', promiseRoutes(deps));
   app.route('/', statsRoutes(deps));
   app.route('/', rewindRoutes(deps));
+  app.route('/', nextLeadRoutes(deps));
   return app;
 }

@@ -1,0 +1,84 @@
+import type { AppDeps } from '../../deps';
+import { notFound } from '../../lib/errors';
+import { maskPhone } from '../../lib/phone';
+import { withTenantSql } from '../../lib/tenancy';
+import { attemptProfile } from '../compliance/compliance-preflight.service';
+import { evaluateInTx } from '../compliance/compliance.service';
+import { selectDialableLeads } from '../leads/lead.repository';
+
+/** How many candidates a preview looks through before it answers that nothing is dialable now. */
+export const NEXT_LEAD_SCAN = 200;
+
+interface Candidate {
+  source: 'callback' | 'lead';
+  debtId: string;
+  phone: string;
+  callbackId: string | null;
+}
+
+/**
+ * The next lead the campaign would dial now, without dialing or recording anything: due callbacks
+ * of the campaign first (priority, then time), then dialable leads in dialing order; the first
+ * candidate the compliance engine would allow. Refused candidates are counted by gate.
+ */
+export async function nextLead(deps: AppDeps, tenantId: string, campaignId: string, now = new Date()) {
+  return withTenantSql(deps.db, tenantId, async (sql) => {
+    const [campaign] = await sql.query<{ id: string; campaign_type: string; ai_voice: boolean }>(
+      'SELECT id, campaign_type, ai_voice FROM campaigns WHERE id = $1',
+      [campaignId],
+    );
+    if (!campaign) throw notFound();
+    const callbacks = await sql.query<{ id: string; debt_id: string; contact_phone: string }>(
+      `SELECT id, debt_id, contact_phone FROM callbacks
+        WHERE campaign_id = $1 AND status = 'pending' AND scheduled_at <= $2
+        ORDER BY priority DESC, scheduled_at, id LIMIT $3`,
+      [campaignId, now, NEXT_LEAD_SCAN],
+    );
+    const leads = await selectDialableLeads(sql, campaignId, now, NEXT_LEAD_SCAN);
+    const candidates: Candidate[] = [
+      ...callbacks.map((c) => ({ source: 'callback' as const, debtId: c.debt_id, phone: c.contact_phone, callbackId: c.id })),
+      ...leads.map((l) => ({ source: 'lead' as const, debtId: l.debtId, phone: l.phone, callbackId: null })),
+    ].slice(0, NEXT_LEAD_SCAN);
+    const profile = attemptProfile(campaign);
+    const decisions = await evaluateInTx(
+      sql,
+      candidates.map((c) => ({ debtId: c.debtId, phone: c.phone, campaignId, ...profile })),
+      { actor: { type: 'system', id: null }, dryRun: true, now },
+    );
+    const skipped: Record<string, number> = {};
+    let chosen: { candidate: Candidate; decision: (typeof decisions)[number] } | null = null;
+    for (const [i, decision] of decisions.entries()) {
+      if (decision.allowed) {
+        chosen = { candidate: candidates[i]!, decision };
+        break;
+      }
+      skipped[decision.gate!] = (skipped[decision.gate!] ?? 0) + 1;
+    }
+    const lead = chosen
+      ? await sql
+          .query<{ external_ref: string; consumer_ref: string; state: string; amount_cents: string; currency: string }>(
+            'SELECT external_ref, consumer_ref, state, amount_cents, currency FROM debts WHERE id = $1',
+            [chosen.candidate.debtId],
+          )
+          .then(([d]) => ({
+            source: chosen!.candidate.source,
+            callback_id: chosen!.candidate.callbackId,
+            debt_id: chosen!.candidate.debtId,
+            external_ref: d!.external_ref,
+            consumer_ref: d!.consumer_ref,
+            debt_state: d!.state,
+            amount_cents: Number(d!.amount_cents),
+            currency: d!.currency,
+            phone_masked: maskPhone(chosen!.candidate.phone)!,
+            zones: chosen!.decision.zones,
+          }))
+      : null;
+    return {
+      campaign_id: campaignId,
+      evaluated_at: now.toISOString(),
+      lead,
+      candidates_checked: chosen ? decisions.indexOf(chosen.decision) + 1 : decisions.length,
+      skipped_by_gate: skipped,
+    };
+  });
+}
