@@ -1,7 +1,7 @@
 import type { AppDeps } from '../../deps';
 import { notFound } from '../../lib/errors';
 import { maskPhone } from '../../lib/phone';
-import { withTenantSql } from '../../lib/tenancy';
+import { withTenantSql, type SqlTx } from '../../lib/tenancy';
 import { attemptProfile } from '../compliance/compliance-preflight.service';
 import { evaluateInTx } from '../compliance/compliance.service';
 import { selectDialableLeads } from '../leads/lead.repository';
@@ -14,6 +14,25 @@ interface Candidate {
   debtId: string;
   phone: string;
   callbackId: string | null;
+}
+
+async function describe(sql: SqlTx, candidate: Candidate, zones: string[]) {
+  const [debt] = await sql.query<{ external_ref: string; consumer_ref: string; state: string; amount_cents: string; currency: string }>(
+    'SELECT external_ref, consumer_ref, state, amount_cents, currency FROM debts WHERE id = $1',
+    [candidate.debtId],
+  );
+  return {
+    source: candidate.source,
+    callback_id: candidate.callbackId,
+    debt_id: candidate.debtId,
+    external_ref: debt!.external_ref,
+    consumer_ref: debt!.consumer_ref,
+    debt_state: debt!.state,
+    amount_cents: Number(debt!.amount_cents),
+    currency: debt!.currency,
+    phone_masked: maskPhone(candidate.phone)!,
+    zones,
+  };
 }
 
 /**
@@ -54,25 +73,7 @@ export async function nextLead(deps: AppDeps, tenantId: string, campaignId: stri
       }
       skipped[decision.gate!] = (skipped[decision.gate!] ?? 0) + 1;
     }
-    const lead = chosen
-      ? await sql
-          .query<{ external_ref: string; consumer_ref: string; state: string; amount_cents: string; currency: string }>(
-            'SELECT external_ref, consumer_ref, state, amount_cents, currency FROM debts WHERE id = $1',
-            [chosen.candidate.debtId],
-          )
-          .then(([d]) => ({
-            source: chosen!.candidate.source,
-            callback_id: chosen!.candidate.callbackId,
-            debt_id: chosen!.candidate.debtId,
-            external_ref: d!.external_ref,
-            consumer_ref: d!.consumer_ref,
-            debt_state: d!.state,
-            amount_cents: Number(d!.amount_cents),
-            currency: d!.currency,
-            phone_masked: maskPhone(chosen!.candidate.phone)!,
-            zones: chosen!.decision.zones,
-          }))
-      : null;
+    const lead = chosen === null ? null : await describe(sql, chosen.candidate, chosen.decision.zones);
     return {
       campaign_id: campaignId,
       evaluated_at: now.toISOString(),
