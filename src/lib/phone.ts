@@ -16,7 +16,7 @@ export function isE164(value: string): boolean {
 
 /**
  * Normalizes an imported number: E.164 kept; a bare 10-digit or 1+10-digit NANP number (area code
- * and exchange starting 2-9) becomes +1XXXXXXXXXX. Anything else is null.
+ * and exchange starting 2-9) becomes +1NNNNNNNNNN. Anything else is null.
  */
 export function normalizeToE164(raw: string): string | null {
   const value = raw.trim();

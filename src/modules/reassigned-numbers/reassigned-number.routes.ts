@@ -32,7 +32,7 @@ const IMPORT_DESCRIPTION = `${WHAT_IT_IS}
 row is a header when its first cell is one of number, phone, phone_number, telephone, e164, msisdn (any case;
 the date column is conventionally headed disconnected_on or disconnect_date). Blank lines, whitespace-only rows
 and lines starting with \`#\` are skipped. Numbers are normalized like suppressions (E.164 kept; bare 10-digit or
-1+10-digit NANP becomes \`+1XXXXXXXXXX\`; else \`not_e164\`). The date is YYYY-MM-DD, a real calendar date from
+1+10-digit NANP becomes \`+1NNNNNNNNNN\`; else \`not_e164\`). The date is YYYY-MM-DD, a real calendar date from
 ${EARLIEST_DISCONNECTION} to today (UTC); a missing, malformed or future date is \`bad_date\`. The same number with the same
 date earlier in the file is \`duplicate\`; a number may carry several dates, each is kept.
 

@@ -18,7 +18,7 @@ const DESCRIPTION = `Adds numbers to the tenant's internal do-not-call list, whi
 Format: rows \`number[,reason]\` (columns after the second are ignored). The first row is a header when its first
 cell is one of number, phone, phone_number, telephone, e164, msisdn (any case). Blank lines, whitespace-only rows
 and lines starting with \`#\` are skipped. A number in E.164 (\`+15551234567\`) is kept; a bare 10-digit or 1+10-digit
-NANP number (\`5551234567\`, \`15551234567\`) becomes \`+1XXXXXXXXXX\`; anything else (formatting characters
+NANP number (\`5551234567\`, \`15551234567\`) becomes \`+1NNNNNNNNNN\`; anything else (formatting characters
 included) is rejected as \`not_e164\`. A number already seen earlier in the same file is rejected as
 \`duplicate\` (the first row's reason wins). A reason is at most ${MAX_REASON_CHARS} characters: a longer one is cut
 to ${MAX_REASON_CHARS} (counted in \`reasons_truncated\`); control characters and line breaks in it become spaces.
