@@ -11,6 +11,7 @@ import {
   type ProvisionedTenant,
   type TestApp,
 } from '../helpers/harness';
+import { CALL_ATTEMPT_FIELDS } from '../helpers/spec-fields';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -19,32 +20,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await app.close();
 });
-
-const CALL_ATTEMPT_FIELDS = [
-  'id',
-  'tenant_id',
-  'debt_id',
-  'campaign_id',
-  'agent_id',
-  'consumer_ref',
-  'debt_key',
-  'call_uuid',
-  'from_number',
-  'to_number',
-  'started_at',
-  'answered_at',
-  'ended_at',
-  'disposition',
-  'hangup_cause',
-  'sip_response_code',
-  'compliance_snapshot',
-  'amd_verdict',
-  'recording_uri',
-  'ai_used',
-  'note',
-  'corrects_id',
-  'inserted_at',
-].sort();
 
 function expectError(res: HttpResult, status: number, code: string) {
   expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status, code });

@@ -10,6 +10,7 @@ import {
   type ProvisionedTenant,
   type TestApp,
 } from '../helpers/harness';
+import { CALL_ATTEMPT_FIELDS } from '../helpers/spec-fields';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -52,32 +53,6 @@ const CONTACT_FIELDS = [
   'created_at',
   'updated_at',
 ].sort();
-const CALL_ATTEMPT_FIELDS = [
-  'id',
-  'tenant_id',
-  'debt_id',
-  'campaign_id',
-  'agent_id',
-  'consumer_ref',
-  'debt_key',
-  'call_uuid',
-  'from_number',
-  'to_number',
-  'started_at',
-  'answered_at',
-  'ended_at',
-  'disposition',
-  'hangup_cause',
-  'sip_response_code',
-  'compliance_snapshot',
-  'amd_verdict',
-  'recording_uri',
-  'ai_used',
-  'note',
-  'corrects_id',
-  'inserted_at',
-].sort();
-
 function expectError(res: HttpResult, status: number, code: string) {
   expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status, code });
   expect(typeof res.body.error.message).toBe('string');
