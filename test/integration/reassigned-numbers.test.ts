@@ -1,4 +1,3 @@
-import http from 'node:http';
 import { createLogger } from '../../src/lib/logger';
 import { errorHandler } from '../../src/lib/http-middleware';
 import { createRouter } from '../../src/lib/openapi';
@@ -6,6 +5,7 @@ import { withTenant } from '../../src/lib/tenancy';
 import { reassignedNumberRoutes } from '../../src/modules/reassigned-numbers/reassigned-number.routes';
 import { utcToday } from '../../src/modules/reassigned-numbers/reassigned-number.rules';
 import { ADMIN_TOKEN, createUserSession, provisionTenant, startTestApp, type HttpResult, type ProvisionedTenant, type TestApp } from '../helpers/harness';
+import { chunkedCsvUpload } from '../helpers/uploads';
 
 const RESULT_KEYS = ['received', 'accepted', 'recorded', 'rejected_count', 'rejected'].sort();
 const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -13,43 +13,6 @@ const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 function expectError(res: HttpResult, status: number, code: string) {
   expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status, code });
   expect(typeof res.body.error.message).toBe('string');
-}
-
-/** Streams `chunk` `times` times with Transfer-Encoding: chunked (no content-length); resolves with the answer even if the server stops reading. */
-function chunkedCsvUpload(port: number, path: string, token: string, chunk: string, times: number): Promise<{ status: number; body: any; sent: number }> {
-  return new Promise((resolve, reject) => {
-    let sent = 0;
-    let settled = false;
-    const req = http.request(
-      { host: '127.0.0.1', port, method: 'POST', path, agent: false, headers: { 'content-type': 'text/csv', authorization: `Bearer ${token}`, 'transfer-encoding': 'chunked' } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          settled = true;
-          const text = Buffer.concat(chunks).toString('utf8');
-          resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : null, sent });
-          req.destroy();
-        });
-      },
-    );
-    req.on('error', (err) => {
-      if (!settled) reject(err);
-    });
-    let count = 0;
-    const pump = () => {
-      while (count < times && !settled && !req.destroyed) {
-        count += 1;
-        sent += Buffer.byteLength(chunk);
-        if (!req.write(chunk)) {
-          req.once('drain', pump);
-          return;
-        }
-      }
-      if (!settled && !req.destroyed) req.end();
-    };
-    pump();
-  });
 }
 
 const nanp = (i: number, area = '312') => `+1${area}${2_000_000 + i}`;
