@@ -25,7 +25,9 @@ import { tenantRoutes } from './modules/tenants/tenant.routes';
 import { nextLeadRoutes } from './modules/next-lead/next-lead.routes';
 import { rewindRoutes } from './modules/rewind/rewind.routes';
 import { statsRoutes } from './modules/stats/stats.routes';
+import { surveyRoutes } from './modules/survey/survey.routes';
 import { userRoutes } from './modules/users/user.routes';
+import { campaignLifecycleRoutes } from './modules/campaigns/campaign-lifecycle.routes';
 import { campaignRoutes } from './modules/campaigns/campaign.routes';
 import { didRoutes } from './modules/dids/did.routes';
 
@@ -83,6 +85,7 @@ export function createApp(deps: AppDeps, httpMetrics: HttpMetrics): OpenAPIHono<
   app.route('/', complianceRoutes(deps));
   app.route('/', complianceReportRoutes(deps));
   app.route('/', campaignRoutes(deps));
+  app.route('/', campaignLifecycleRoutes(deps));
   app.route('/', didRoutes(deps));
   app.route('/', cdrRoutes(deps));
   app.route('/', callbackRoutes(deps));
@@ -90,5 +93,6 @@ export function createApp(deps: AppDeps, httpMetrics: HttpMetrics): OpenAPIHono<
   app.route('/', statsRoutes(deps));
   app.route('/', rewindRoutes(deps));
   app.route('/', nextLeadRoutes(deps));
+  app.route('/', surveyRoutes(deps));
   return app;
 }

@@ -39,6 +39,7 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.string().default('info'),
   PASSWORD_PBKDF2_ITERATIONS: z.preprocess(blankAsUnset, z.coerce.number().int().min(1000).default(210_000)),
   AI_MAX_CALL_SECONDS_DEFAULT: z.preprocess(blankAsUnset, z.coerce.number().int().positive().default(900)),
+  CALLBACK_MISS_AFTER_MS: z.preprocess(blankAsUnset, z.coerce.number().int().min(0).default(30 * 60_000)),
   DATA_DIR: z.string().default(path.join(ROOT_DIR, '.data')),
   TOOLS_DIR: z.string().default(path.join(ROOT_DIR, '.tools')),
 });

@@ -70,7 +70,7 @@ async function main(): Promise<void> {
   const deps = await createDeps(config, logger, temporal, esl);
   stops.push(() => deps.db.close());
 
-  const { worker, connection: workerConnection } = await createWorker(deps, {
+  const { worker, connection: workerConnection, stopRelay } = await createWorker(deps, {
     address: temporalAddress,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
@@ -78,6 +78,7 @@ async function main(): Promise<void> {
   const running: Promise<void> = worker.run();
   stops.push(async () => {
     await stopWorker(worker, running);
+    await stopRelay();
     await workerConnection.close();
   });
 

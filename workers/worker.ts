@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { startCallEventRelay } from '../src/modules/dialer/call-event.relay';
 import type { AppDeps } from '../src/deps';
 
 export const WORKFLOWS_PATH = path.resolve(__dirname, '../workflows/index.ts');
@@ -26,8 +27,18 @@ function installRuntime(): void {
   }
 }
 
-/** One worker process hosts every workflow and activity of the service on one task queue. */
-export async function createWorker(deps: AppDeps, setup: WorkerSetup): Promise<{ worker: Worker; connection: NativeConnection }> {
+export interface WorkerHandle {
+  worker: Worker;
+  connection: NativeConnection;
+  /** Stops relaying switch events to call sessions (a no-op where the process has no switch link). */
+  stopRelay: () => Promise<void>;
+}
+
+/**
+ * One worker process hosts every workflow and activity of the service on one task queue, and,
+ * where it has the switch link, relays the switch's call events to the call-session workflows.
+ */
+export async function createWorker(deps: AppDeps, setup: WorkerSetup): Promise<WorkerHandle> {
   installRuntime();
   const connection = await NativeConnection.connect({ address: setup.address });
   const options: WorkerOptions = {
@@ -38,5 +49,9 @@ export async function createWorker(deps: AppDeps, setup: WorkerSetup): Promise<{
     ...(setup.workflowBundlePath ? { workflowBundle: { codePath: setup.workflowBundlePath } } : { workflowsPath: WORKFLOWS_PATH }),
   };
   const worker = await Worker.create(options);
-  return { worker, connection };
+  const stopRelay =
+    deps.esl && deps.temporal
+      ? startCallEventRelay({ esl: deps.esl, temporal: deps.temporal, taskQueue: setup.taskQueue, logger: deps.logger.child({ component: 'call-events' }) })
+      : () => Promise.resolve();
+  return { worker, connection, stopRelay };
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Prisma } from '../../prisma/generated/client';
-import type { Tx } from './tenancy';
+import type { SqlTx, Tx } from './tenancy';
 
 export type ActorType = 'api_key' | 'user' | 'agent' | 'operator' | 'system' | 'workflow';
 
@@ -44,6 +44,32 @@ export async function appendAudit(tx: Tx, tenantId: string, entry: AuditEntry): 
     select: { id: true, lane: true, seq: true, hash: true, prevHash: true, occurredAt: true },
   });
   return row;
+}
+
+/**
+ * appendAudit for plain-SQL transactions (withTenantSql): the same row, chained by the same
+ * trigger, for hot paths such as the dial tick that do not go through Prisma.
+ */
+export async function appendAuditSql(sql: SqlTx, tenantId: string, entries: AuditEntry[]): Promise<void> {
+  if (entries.length === 0) return;
+  await sql.query(
+    `INSERT INTO audit_log (tenant_id, actor_type, actor_id, action, subject_type, subject_id, payload, seq, prev_hash, hash)
+     SELECT $1::uuid, e.actor_type, e.actor_id, e.action, e.subject_type, e.subject_id, coalesce(e.payload, '{}'::jsonb), 0, '', ''
+       FROM jsonb_to_recordset($2::jsonb) AS e(actor_type text, actor_id text, action text, subject_type text, subject_id text, payload jsonb)`,
+    [
+      tenantId,
+      JSON.stringify(
+        entries.map((e) => ({
+          actor_type: e.actorType,
+          actor_id: e.actorId ?? null,
+          action: e.action,
+          subject_type: e.subjectType ?? null,
+          subject_id: e.subjectId ?? null,
+          payload: e.payload ?? {},
+        })),
+      ),
+    ],
+  );
 }
 
 /** The number of independent chains (lanes) each tenant's log has; see audit_lane() in SQL. */

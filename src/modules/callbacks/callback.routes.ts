@@ -51,7 +51,10 @@ before fresh leads. Unknown or foreign campaign and debt ids give an empty list;
 422 unprocessable when scheduled_at is less than 10 minutes ahead, when contact_phone is not a contact of the debt, or when
 the number is in quarantine: it is one of the tenant's DIDs in status quarantine, or it has an active entry on the tenant's
 do-not-call list (a callback to it could never be placed). The compliance gate chain still decides at dial time.
-Audited as callback.scheduled about the debt.`,
+Audited as callback.scheduled about the debt. A timer (Temporal workflow callback:<tenant_id>:<callback_id>) wakes the
+campaign's run at scheduled_at, and a callback still pending CALLBACK_MISS_AFTER_MS (default 30 minutes) after
+scheduled_at becomes missed, audited as callback.missed with actor type workflow. The callback is created even when the
+timer cannot be started.`,
       request: { body: jsonBody(CreateCallbackBody) },
       responses: { 201: jsonContent(CallbackEnvelope, 'Scheduled'), ...errorResponses(400, 401, 403, 404, 413, 415, 422) },
     }),

@@ -1,7 +1,9 @@
+import { callbackTimerWorkflow } from '../../../workflows/callback.workflow';
+import { callbackWorkflowId } from '../../../workflows/ids';
 import type { AppDeps } from '../../deps';
 import type { ActorType } from '../../lib/audit';
 import { conflict, invalid, notFound, unprocessable } from '../../lib/errors';
-import { withTenantSql } from '../../lib/tenancy';
+import { withTenantSql, type SqlTx } from '../../lib/tenancy';
 import { agentExists } from '../cdr/cdr.repository';
 import { insertAuditRow } from '../debts/debt.repository';
 import {
@@ -14,9 +16,9 @@ import {
   numberHolds,
   setCallbackStatus,
 } from './callback.repository';
-import { callbackTransition, leadTimeError, quarantineError, type CallbackVerb } from './callback.rules';
+import { callbackTransition, leadTimeError, quarantineError, type CallbackStatus, type CallbackVerb } from './callback.rules';
 import type { CreateCallbackInput, ListCallbacksFilters } from './callback.schemas';
-import { callbackView } from './callback.views';
+import { callbackView, type CallbackRow, type CallbackView } from './callback.views';
 
 type Actor = { type: ActorType; id: string | null };
 
@@ -33,13 +35,14 @@ export async function listCallbacks(deps: AppDeps, tenantId: string, query: List
 /**
  * Schedules a callback. Checks, in order: the debt (404), agent and campaign (400 invalid), the
  * lead time, that the phone is a contact of the debt, and that the number is not in quarantine
- * (422 each).
+ * (422 each). After the commit, starts its timer workflow (wake the run at scheduled_at, mark it
+ * missed CALLBACK_MISS_AFTER_MS later).
  */
 export async function createCallback(deps: AppDeps, tenantId: string, actor: Actor, input: CreateCallbackInput, now: Date = new Date()) {
   // A malformed id is answered like an unknown one (SPEC: existence is never leaked).
   if (!UUID_RE.test(input.debt_id)) throw notFound('debt not found');
   const scheduledAt = new Date(input.scheduled_at);
-  return withTenantSql(deps.db, tenantId, async (sql) => {
+  const callback = await withTenantSql(deps.db, tenantId, async (sql) => {
     const debt = await findDebtCampaign(sql, tenantId, input.debt_id);
     if (!debt) throw notFound('debt not found');
     const agentId = input.agent_id ?? null;
@@ -82,24 +85,70 @@ export async function createCallback(deps: AppDeps, tenantId: string, actor: Act
     });
     return callbackView(row);
   });
+  await startCallbackTimer(deps, tenantId, callback);
+  return callback;
+}
+
+/**
+ * The callback is committed whatever happens here: a timer that failed to start costs only the
+ * early wake-up and the automatic miss (the due queue still serves it), so it is logged, not raised.
+ */
+async function startCallbackTimer(deps: AppDeps, tenantId: string, callback: CallbackView): Promise<void> {
+  if (!deps.temporal) return;
+  const workflowId = callbackWorkflowId(tenantId, callback.id);
+  try {
+    await deps.temporal.workflow.start(callbackTimerWorkflow, {
+      taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
+      workflowId,
+      args: [
+        {
+          tenantId,
+          callbackId: callback.id,
+          campaignId: callback.campaign_id,
+          scheduledAt: callback.scheduled_at,
+          missAfterMs: deps.config.CALLBACK_MISS_AFTER_MS,
+        },
+      ],
+    });
+  } catch (err) {
+    deps.logger.warn({ tenantId, callbackId: callback.id, workflowId, err: (err as Error).message }, 'callback timer workflow not started');
+  }
+}
+
+/** Moves a locked callback to `next` with its audit entry, inside the caller's transaction. */
+async function applyCallbackStatus(sql: SqlTx, tenantId: string, actor: Actor, current: CallbackRow, next: CallbackStatus): Promise<CallbackRow> {
+  const row = await setCallbackStatus(sql, tenantId, current.id, next);
+  await insertAuditRow(sql, tenantId, {
+    actorType: actor.type,
+    actorId: actor.id,
+    action: `callback.${next}`,
+    subjectType: 'debt',
+    subjectId: row.debt_id,
+    payload: { callback_id: row.id, from: current.status, to: next },
+  });
+  return row;
 }
 
 /** complete, cancel or miss: from pending only; done, cancelled and missed are terminal (409). */
-export async function transitionCallback(deps: AppDeps, tenantId: string, actor: Actor, id: string, verb: CallbackVerb) {
+export async function transitionCallback(deps: Pick<AppDeps, 'db'>, tenantId: string, actor: Actor, id: string, verb: CallbackVerb) {
   return withTenantSql(deps.db, tenantId, async (sql) => {
     const current = await lockCallback(sql, tenantId, id);
     if (!current) throw notFound();
     const next = callbackTransition(current.status, verb);
     if (!next) throw conflict(`callback is ${current.status}; only a pending callback can be ${verb === 'complete' ? 'completed' : verb === 'cancel' ? 'cancelled' : 'missed'}`);
-    const row = await setCallbackStatus(sql, tenantId, id, next);
-    await insertAuditRow(sql, tenantId, {
-      actorType: actor.type,
-      actorId: actor.id,
-      action: `callback.${next}`,
-      subjectType: 'debt',
-      subjectId: row.debt_id,
-      payload: { callback_id: row.id, from: current.status, to: next },
-    });
-    return callbackView(row);
+    return callbackView(await applyCallbackStatus(sql, tenantId, actor, current, next));
+  });
+}
+
+/**
+ * The timer's miss: a pending callback becomes missed; one the runner dialed (done) or an agent
+ * completed or cancelled is left as it is. Null when the callback is unknown to the tenant.
+ */
+export async function missCallbackIfPending(deps: Pick<AppDeps, 'db'>, tenantId: string, actor: Actor, id: string): Promise<CallbackView | null> {
+  return withTenantSql(deps.db, tenantId, async (sql) => {
+    const current = await lockCallback(sql, tenantId, id);
+    if (!current) return null;
+    const next = callbackTransition(current.status, 'miss');
+    return callbackView(next ? await applyCallbackStatus(sql, tenantId, actor, current, next) : current);
   });
 }

@@ -73,10 +73,11 @@ export async function agentExists(sql: SqlTx, tenantId: string, agentId: string)
 }
 
 /**
- * Appends a correction of an original: every fact of the original is copied (so the latest
- * correction alone is the call's final state) with the new disposition, agent and note. Its
- * inserted_at is strictly after every earlier correction of the same original, so "latest" is
- * never a tie.
+ * Appends a correction of an original: every fact of the call's latest state (the latest
+ * correction, else the original) is copied, so the latest correction alone is the call's final
+ * state, with the new disposition, agent and note. Without an agent_id the row names the agent who
+ * had the call: the original's, else (a dialer call, bridged after it was placed) the final row's. Its inserted_at is strictly after every earlier
+ * correction of the same original, so "latest" is never a tie.
  */
 export async function insertCorrection(
   sql: SqlTx,
@@ -88,13 +89,18 @@ export async function insertCorrection(
     `INSERT INTO call_attempts AS a (tenant_id, debt_id, campaign_id, agent_id, consumer_ref, debt_key, call_uuid, from_number,
        to_number, started_at, answered_at, ended_at, disposition, hangup_cause, sip_response_code, compliance_snapshot,
        amd_verdict, recording_uri, ai_used, note_ciphertext, corrects_id, inserted_at)
-     SELECT o.tenant_id, o.debt_id, o.campaign_id, coalesce($3::uuid, o.agent_id), o.consumer_ref, o.debt_key, o.call_uuid,
-            o.from_number, o.to_number, o.started_at, o.answered_at, o.ended_at, $4, o.hangup_cause, o.sip_response_code,
-            o.compliance_snapshot, o.amd_verdict, o.recording_uri, o.ai_used, $5, o.id,
+     SELECT o.tenant_id, o.debt_id, o.campaign_id,
+            coalesce($3::uuid, o.agent_id,
+                     (SELECT f.agent_id FROM call_attempts f WHERE f.corrects_id = o.id AND f.ended_at IS NOT NULL
+                       ORDER BY f.inserted_at LIMIT 1)), o.consumer_ref, o.debt_key, o.call_uuid,
+            o.from_number, o.to_number, o.started_at, coalesce(b.answered_at, o.answered_at), b.ended_at, $4, b.hangup_cause,
+            b.sip_response_code, o.compliance_snapshot, b.amd_verdict, b.recording_uri, b.ai_used, $5, o.id,
             greatest(clock_timestamp(),
                      (SELECT max(c.inserted_at) + interval '1 millisecond' FROM call_attempts c
                        WHERE c.tenant_id = o.tenant_id AND c.corrects_id = o.id))
        FROM call_attempts o
+       CROSS JOIN LATERAL (SELECT x.* FROM call_attempts x WHERE x.id = o.id OR x.corrects_id = o.id
+                            ORDER BY x.corrects_id IS NULL, x.inserted_at DESC LIMIT 1) b
       WHERE o.tenant_id = $1::uuid AND o.id = $2::uuid AND o.corrects_id IS NULL
      RETURNING ${callAttemptColumns('a')}`,
     [tenantId, originalId, input.agentId, input.disposition, input.noteCiphertext],
@@ -102,4 +108,51 @@ export async function insertCorrection(
   const row = rows[0];
   if (!row) throw new Error('insertCorrection: the original row vanished');
   return row;
+}
+
+export interface CallOutcome {
+  disposition: string;
+  endedAt: Date;
+  answeredAt: Date | null;
+  hangupCause: string | null;
+  sipResponseCode: number | null;
+  amdVerdict: string | null;
+  agentId: string | null;
+}
+
+/**
+ * The engine's final correction of a call (the call session at hangup, the reaper, a call the
+ * switch never took): the call's facts with how it ended. Written once per call: when a final
+ * row exists already nothing is appended and null is returned, except that the switch's own
+ * hangup report supersedes a `reaped` row (the later row is the final state).
+ */
+export async function insertOutcome(sql: SqlTx, tenantId: string, originalId: string, outcome: CallOutcome): Promise<string | null> {
+  const rows = await sql.query<{ id: string }>(
+    `INSERT INTO call_attempts (tenant_id, debt_id, campaign_id, agent_id, consumer_ref, debt_key, call_uuid, from_number,
+       to_number, started_at, answered_at, ended_at, disposition, hangup_cause, sip_response_code, compliance_snapshot,
+       amd_verdict, recording_uri, ai_used, corrects_id, inserted_at)
+     SELECT o.tenant_id, o.debt_id, o.campaign_id, coalesce($9::uuid, o.agent_id), o.consumer_ref, o.debt_key, o.call_uuid,
+            o.from_number, o.to_number, o.started_at, coalesce(o.answered_at, $4::timestamptz), $3::timestamptz, $5::text, $6::text,
+            $7::int, o.compliance_snapshot, $8::text, o.recording_uri, o.ai_used, o.id,
+            greatest(clock_timestamp(),
+                     (SELECT max(c.inserted_at) + interval '1 millisecond' FROM call_attempts c
+                       WHERE c.tenant_id = o.tenant_id AND c.corrects_id = o.id))
+       FROM call_attempts o
+      WHERE o.tenant_id = $1::uuid AND o.id = $2::uuid AND o.corrects_id IS NULL
+        AND NOT EXISTS (SELECT 1 FROM call_attempts f WHERE f.corrects_id = o.id AND f.ended_at IS NOT NULL
+                           AND (f.disposition IS DISTINCT FROM 'reaped' OR $5::text = 'reaped'))
+     RETURNING id`,
+    [
+      tenantId,
+      originalId,
+      outcome.endedAt,
+      outcome.answeredAt,
+      outcome.disposition,
+      outcome.hangupCause,
+      outcome.sipResponseCode,
+      outcome.amdVerdict,
+      outcome.agentId,
+    ],
+  );
+  return rows[0]?.id ?? null;
 }

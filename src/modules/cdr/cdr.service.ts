@@ -1,3 +1,5 @@
+import { promiseWorkflowId } from '../../../workflows/ids';
+import { promiseDeadlineWorkflow } from '../../../workflows/promise.workflow';
 import type { AppDeps } from '../../deps';
 import type { ActorType } from '../../lib/audit';
 import { invalid, notFound, rateLimited, unprocessable } from '../../lib/errors';
@@ -56,7 +58,7 @@ export async function recordDisposition(
   // The budget is spent before the lookup: a refusal does not reveal whether the row exists.
   if (!(await deps.rateLimits.consume('dispositions', tenantId))) throw rateLimited('disposition budget of the tenant is used up; retry with backoff');
   const noteCiphertext = input.note === undefined || input.note === null ? null : deps.box.encrypt(input.note);
-  return withTenantSql(deps.db, tenantId, async (sql) => {
+  const result = await withTenantSql(deps.db, tenantId, async (sql) => {
     const original = await lockOriginal(sql, tenantId, originalId);
     if (!original) throw notFound();
     const agentId = input.agent_id ?? null;
@@ -115,4 +117,24 @@ export async function recordDisposition(
 
     return { call_attempt: callAttemptView(correction, deps.box), promise: promise ? promiseView(promise) : null };
   });
+  if (result.promise) await startPromiseDeadline(deps, tenantId, result.promise.id, result.promise.promised_date);
+  return result;
+}
+
+/**
+ * The disposition is committed whatever happens here: a deadline that failed to start only leaves
+ * the promise for an agent to resolve, so it is logged, not raised.
+ */
+async function startPromiseDeadline(deps: AppDeps, tenantId: string, promiseId: string, promisedDate: string): Promise<void> {
+  if (!deps.temporal) return;
+  const workflowId = promiseWorkflowId(tenantId, promiseId);
+  try {
+    await deps.temporal.workflow.start(promiseDeadlineWorkflow, {
+      taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
+      workflowId,
+      args: [{ tenantId, promiseId, promisedDate }],
+    });
+  } catch (err) {
+    deps.logger.warn({ tenantId, promiseId, workflowId, err: (err as Error).message }, 'promise deadline workflow not started');
+  }
 }

@@ -36,3 +36,43 @@ export async function selectDialableLeads(sql: SqlTx, campaignId: string, now: D
     nextDialableAt: r.next_dialable_at,
   }));
 }
+
+/**
+ * A number just called is not called again for this long, whichever debt it belongs to: two
+ * debts of one household must not ring the same phone minutes apart.
+ */
+export const NUMBER_COOLDOWN_MS = 30 * 60 * 1000;
+
+/**
+ * The dial loop's form of selectDialableLeads: the same order, but it locks what it returns
+ * (`FOR UPDATE SKIP LOCKED`, so two runs or a manual dial never take the same debt), skips
+ * `excludeDebtIds` (taken by callbacks this tick), numbers dialed within NUMBER_COOLDOWN_MS and
+ * a second debt on a number already in the batch.
+ */
+export async function claimDialableLeads(sql: SqlTx, campaignId: string, now: Date, limit: number, excludeDebtIds: string[]): Promise<Lead[]> {
+  if (limit <= 0) return [];
+  const rows = await sql.query<{ debt_id: string; external_ref: string; consumer_ref: string; phone: string; next_dialable_at: Date | null }>(
+    `SELECT d.id AS debt_id, d.external_ref, d.consumer_ref, c.phone_e164 AS phone, d.next_dialable_at
+       FROM debts d
+       JOIN debt_contacts c ON c.debt_id = d.id AND c.is_primary
+      WHERE d.campaign_id = $1
+        AND d.state = ANY ($2::text[])
+        AND (d.next_dialable_at IS NULL OR d.next_dialable_at <= $3)
+        AND NOT (d.id = ANY ($5::uuid[]))
+        AND NOT EXISTS (SELECT 1 FROM call_attempts a
+                         WHERE a.tenant_id = d.tenant_id AND a.corrects_id IS NULL AND a.to_number = c.phone_e164
+                           AND a.started_at > $3::timestamptz - make_interval(secs => $6 / 1000.0))
+      ORDER BY d.next_dialable_at NULLS FIRST, d.created_at, d.id
+      LIMIT $4
+      FOR UPDATE OF d SKIP LOCKED`,
+    [campaignId, [...WORKABLE_DEBT_STATES], now, limit * 2, excludeDebtIds, NUMBER_COOLDOWN_MS],
+  );
+  const seen = new Set<string>();
+  const leads: Lead[] = [];
+  for (const r of rows) {
+    if (seen.has(r.phone) || leads.length >= limit) continue;
+    seen.add(r.phone);
+    leads.push({ debtId: r.debt_id, externalRef: r.external_ref, consumerRef: r.consumer_ref, phone: r.phone, nextDialableAt: r.next_dialable_at });
+  }
+  return leads;
+}

@@ -69,6 +69,11 @@ export async function lockPromiseAndDebt(
   return rows[0] ?? null;
 }
 
+export async function findPromiseStatus(sql: SqlTx, tenantId: string, promiseId: string): Promise<string | null> {
+  const rows = await sql.query<{ status: string }>(`SELECT status FROM promises WHERE tenant_id = $1::uuid AND id = $2::uuid`, [tenantId, promiseId]);
+  return rows[0]?.status ?? null;
+}
+
 /** Moves a pending promise to `status`; null when it was not pending. */
 export async function resolvePromise(sql: SqlTx, tenantId: string, promiseId: string, status: string): Promise<PromiseRow | null> {
   const rows = await sql.query<PromiseRow>(

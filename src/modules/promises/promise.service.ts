@@ -6,6 +6,7 @@ import { withTenantSql } from '../../lib/tenancy';
 import { insertAuditRow } from '../debts/debt.repository';
 import {
   countPendingPromises,
+  findPromiseStatus,
   listPromiseRows,
   lockPromiseAndDebt,
   resolvePromise,
@@ -30,7 +31,7 @@ export async function listPromises(deps: AppDeps, tenantId: string, query: ListP
  * and this was its last pending promise, the debt returns to in_collection in the same transaction
  * (lead selection skips promise_to_pay debts, so a resolved promise must release the debt).
  */
-export async function resolvePromiseStatus(deps: AppDeps, tenantId: string, actor: Actor, promiseId: string, status: PromiseResolution) {
+export async function resolvePromiseStatus(deps: Pick<AppDeps, 'db'>, tenantId: string, actor: Actor, promiseId: string, status: PromiseResolution) {
   return withTenantSql(deps.db, tenantId, async (sql) => {
     const current = await lockPromiseAndDebt(sql, tenantId, promiseId);
     if (!current) throw notFound();
@@ -53,4 +54,9 @@ export async function resolvePromiseStatus(deps: AppDeps, tenantId: string, acto
     });
     return promiseView(row);
   });
+}
+
+/** The promise's status now; null when the promise is unknown to the tenant. */
+export async function promiseStatus(deps: Pick<AppDeps, 'db'>, tenantId: string, promiseId: string): Promise<string | null> {
+  return withTenantSql(deps.db, tenantId, (sql) => findPromiseStatus(sql, tenantId, promiseId));
 }

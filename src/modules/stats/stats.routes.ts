@@ -2,7 +2,8 @@ import { createRoute } from '@hono/zod-openapi';
 import type { AppDeps } from '../../deps';
 import { requireManagement } from '../../lib/auth';
 import { createRouter, errorResponses, jsonContent } from '../../lib/openapi';
-import { PenetrationQuery, PenetrationSchema, PromiseStatsSchema, SummarySchema } from './stats.schemas';
+import { capacity } from './capacity.service';
+import { CapacitySchema, PenetrationQuery, PenetrationSchema, PromiseStatsSchema, SummarySchema } from './stats.schemas';
 import { parseCampaignIds, penetration, promiseStats, statsSummary } from './stats.service';
 
 const security = [{ bearer: [] }];
@@ -55,6 +56,21 @@ export function statsRoutes(deps: AppDeps) {
       const q = c.req.valid('query');
       return c.json(await penetration(deps, c.get('principal').tenantId, parseCampaignIds(q.campaign_ids, q.campaign_id), q.from, q.to), 200);
     },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/stats/capacity',
+      tags,
+      security,
+      middleware,
+      summary: 'The tenant’s dial ceilings and what uses them now',
+      description:
+        'limits: the tenant’s max_cps and max_concurrent_channels (each null when unset). channels_in_use: calls in flight, that is original call rows started in the last 24 h with no end of their own, no correction carrying ended_at and not marked not_placed. dials_last_second: original call rows started in the second before the request, the window max_cps is held to. Limits and counts are read in one transaction. supervision is its own lane (max_supervision_channels, counted per (call, supervisor) session); supervision sessions arrive with the agents and supervision work, so until then it is always {limit: null, in_use: 0}.',
+      responses: { 200: jsonContent(CapacitySchema, 'Capacity'), ...errorResponses(401, 403) },
+    }),
+    async (c) => c.json(await capacity(deps, c.get('principal').tenantId), 200),
   );
   return app;
 }

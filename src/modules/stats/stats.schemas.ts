@@ -49,3 +49,32 @@ export const PenetrationQuery = z.object({
   from: z.iso.datetime({ offset: true }).optional().openapi({ description: 'Attempts from this instant (inclusive; default: all time)' }),
   to: z.iso.datetime({ offset: true }).optional().openapi({ description: 'Attempts before this instant (exclusive; default: now)' }),
 });
+
+export const CapacitySchema = z
+  .object({
+    limits: z
+      .object({
+        max_cps: z.number().int().nullable().openapi({ description: 'Calls the tenant may start per second; null when unset' }),
+        max_concurrent_channels: z.number().int().nullable().openapi({ description: 'Calls the tenant may have in flight; null when unset' }),
+      })
+      .nullable()
+      .openapi({
+        description:
+          'The tenant’s dial ceilings. null means they could not be read and were never cached (the dial gate then fails closed); this service reads them in the same transaction as the counts, so an unreadable ceiling fails the request instead.',
+      }),
+    channels_in_use: z
+      .number()
+      .int()
+      .openapi({ description: 'Original call rows started in the last 24 h that have not ended: no end of their own, no correction carrying ended_at, not marked not_placed' }),
+    dials_last_second: z.number().int().openapi({ description: 'Original call rows started in the second before the request (the max_cps window)' }),
+    supervision: z
+      .object({
+        limit: z.number().int().nullable().openapi({ description: 'Supervision sessions allowed (max_supervision_channels); null when unset' }),
+        in_use: z.number().int().openapi({ description: 'Open supervision sessions, one per (call, supervisor)' }),
+      })
+      .openapi({
+        description:
+          'A separate ceiling from max_concurrent_channels: neither lane can exhaust the other. Supervision is not built yet, so this is always {limit: null, in_use: 0}.',
+      }),
+  })
+  .openapi('Capacity');

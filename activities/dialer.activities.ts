@@ -1,0 +1,37 @@
+import type { AppDeps } from '../src/deps';
+import {
+  connectAgent,
+  type CallRef,
+  finalizeCall,
+  hangupCall,
+  loadCallContext,
+  markAnswered,
+  optOutByDigit,
+  playPrompt,
+  promptPath,
+  recordKeypress,
+} from '../src/modules/dialer/call-session.service';
+import { dialTick } from '../src/modules/dialer/dial-tick.service';
+
+/**
+ * The campaign run's tick and the call session's steps. Switch faults (EslUnavailableError, a
+ * timeout) are transient and left to the retry policy; every step is safe to repeat.
+ */
+export function createDialerActivities(deps: AppDeps) {
+  return {
+    dialTick: (input: Parameters<typeof dialTick>[1]) => dialTick(deps, input),
+    loadCallContext: (ref: Parameters<typeof loadCallContext>[1]) => loadCallContext(deps, ref),
+    markAnswered: (ref: Parameters<typeof markAnswered>[1], answeredAt: string) => markAnswered(deps, ref, answeredAt),
+    connectAgent: (ref: Parameters<typeof connectAgent>[1]) => connectAgent(deps, ref),
+    playMessage: (ref: CallRef & { campaignId: string }) =>
+      playPrompt(deps, { ...ref, path: promptPath.message(ref.campaignId) }),
+    playMenu: (ref: CallRef & { campaignId: string; menuPath: string }) =>
+      playPrompt(deps, { ...ref, path: promptPath.menu(ref.campaignId, ref.menuPath) }),
+    hangupCall: (ref: Parameters<typeof hangupCall>[1]) => hangupCall(deps, ref),
+    recordKeypress: (ref: Parameters<typeof recordKeypress>[1]) => recordKeypress(deps, ref),
+    optOutByDigit: (ref: Parameters<typeof optOutByDigit>[1]) => optOutByDigit(deps, ref),
+    finalizeCall: (ref: Parameters<typeof finalizeCall>[1]) => finalizeCall(deps, ref),
+  };
+}
+
+export type DialerActivities = ReturnType<typeof createDialerActivities>;

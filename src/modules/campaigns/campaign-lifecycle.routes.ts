@@ -1,0 +1,97 @@
+import { createRoute } from '@hono/zod-openapi';
+import type { AppDeps } from '../../deps';
+import { actorOf } from '../../lib/audit';
+import { requireManagement } from '../../lib/auth';
+import { createRouter, errorResponses, IdParam, jsonBody, jsonContent, z } from '../../lib/openapi';
+import { DEFAULT_RUNNER_OPTIONS, RunnerOptionsBody } from '../dialer/runner-options';
+import { acceptedStates, LIFECYCLE_VERBS, lifecycleTarget } from './campaign-lifecycle.rules';
+import { campaignRunStats, transitionCampaign } from './campaign-lifecycle.service';
+import { CampaignEnvelope } from './campaign.schemas';
+
+const security = [{ bearer: [] }];
+const tags = ['Campaigns'];
+const middleware = [requireManagement];
+
+const RunStats = z
+  .object({
+    dialed: z.number().int().openapi({ description: 'Calls placed by this run' }),
+    blocked: z.number().int().openapi({ description: 'Leads the compliance engine refused during this run' }),
+    finished: z.number().int().openapi({ description: 'Calls of this run with a final CDR row' }),
+    reaped: z.number().int().openapi({ description: 'Calls closed by the reaper after call_ttl_ms' }),
+    in_flight: z.number().int().openapi({ description: 'Calls placed and not yet finished' }),
+    pacing: z.object({
+      ratio: z.number().openapi({ description: 'Lines per available agent the predictive pacer uses now' }),
+      abandoned: z.number().int(),
+      connected: z.number().int(),
+      abandonment_rate: z.number().nullable().openapi({ description: 'Over the last 200 human-answered calls; null before the first' }),
+      tokens: z.number().int().nullable().openapi({ description: 'Dials still allowed this second under max_cps; null without a ceiling' }),
+    }),
+  })
+  .openapi('CampaignRunStats');
+
+const StatsEnvelope = z
+  .object({ campaign_id: z.string().uuid(), state: z.string(), running: z.boolean(), stats: RunStats.nullable() })
+  .openapi('CampaignStats');
+
+const DESCRIPTIONS: Record<(typeof LIFECYCLE_VERBS)[number], string> = {
+  start: `Persists \`running\` (audit entry campaign.start with the runner options), then starts the campaign's run workflow
+(\`campaign-run:<tenant_id>:<campaign_id>\`, search attributes TenantId and CampaignId) or, when one is open, signals it. Accepted from
+${acceptedStates('start').join(', ')}; on a running campaign it changes nothing (idempotent). The optional body holds the runner options,
+validated fail-closed: a wrong type, a value out of range or any other key (\`ai_disclosure_configured\` included) is 400 and nothing
+changes. A 500 \`internal\` after the state was saved (the workflow service unreachable) is safe to repeat.`,
+  resume: 'Alias of start.',
+  pause: `Persists \`paused\`, then signals the run: it stops dialing; calls in flight finish and reach the CDR. Accepted from
+${acceptedStates('pause').join(', ')}.`,
+  stop: `Persists \`completed\` (terminal), then signals the run to end. Accepted from ${acceptedStates('stop').join(', ')}; a draft
+never ran and is archived instead.`,
+  archive: `Persists \`archived\`. Accepted from ${acceptedStates('archive').join(', ')}.`,
+};
+
+export function campaignLifecycleRoutes(deps: AppDeps) {
+  const app = createRouter();
+
+  for (const verb of LIFECYCLE_VERBS) {
+    const takesOptions = verb === 'start' || verb === 'resume';
+    app.openapi(
+      createRoute({
+        method: 'post',
+        path: `/v1/campaigns/{id}/${verb}`,
+        tags,
+        security,
+        middleware,
+        summary: `${verb[0]!.toUpperCase()}${verb.slice(1)} the campaign (to ${lifecycleTarget(verb, acceptedStates(verb)[0]!)})`,
+        description: `${DESCRIPTIONS[verb]} Any other state is 409 \`conflict\`.`,
+        request: takesOptions ? { params: IdParam, body: jsonBody(RunnerOptionsBody, false) } : { params: IdParam },
+        responses: {
+          200: jsonContent(CampaignEnvelope, 'The campaign in its new state'),
+          ...errorResponses(...(takesOptions ? [400, 401, 403, 404, 409, 413, 415, 500] : [401, 403, 404, 409, 500])),
+        },
+      }),
+      async (c) => {
+        const principal = c.get('principal');
+        const { id } = c.req.valid('param');
+        const options = takesOptions ? ((c.req.valid('json' as never) as typeof DEFAULT_RUNNER_OPTIONS | undefined) ?? DEFAULT_RUNNER_OPTIONS) : DEFAULT_RUNNER_OPTIONS;
+        return c.json({ campaign: await transitionCampaign(deps, principal.tenantId, actorOf(principal), id, verb, options) }, 200);
+      },
+    );
+  }
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/campaigns/{id}/stats',
+      tags,
+      security,
+      middleware,
+      summary: 'Live counters of the campaign run',
+      description: `\`stats\` comes from the open run workflow (a query) while the campaign is running; it is null when the campaign is
+not running or no run is open. Counters cover calls placed since the run started (they survive continue-as-new and worker restarts:
+they are read from the CDR).`,
+      request: { params: IdParam },
+      responses: { 200: jsonContent(StatsEnvelope, 'Run counters'), ...errorResponses(401, 403, 404, 500) },
+    }),
+    async (c) => c.json(await campaignRunStats(deps, c.get('principal').tenantId, c.req.valid('param').id), 200),
+  );
+
+  return app;
+}

@@ -1,0 +1,97 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { AppDeps } from '../../deps';
+import { appendAudit, type ActorType } from '../../lib/audit';
+import { conflict, internal, notFound } from '../../lib/errors';
+import { withTenant } from '../../lib/tenancy';
+import { campaignRunWorkflow, pauseSignal, resumeSignal, statsQuery, stopSignal, type CampaignRunStats } from '../../../workflows/campaign-run.workflow';
+import { campaignRunWorkflowId } from '../../../workflows/ids';
+import { DEFAULT_RUNNER_OPTIONS, type RunnerOptions } from '../dialer/runner-options';
+import { acceptedStates, lifecycleTarget, type LifecycleVerb } from './campaign-lifecycle.rules';
+import { campaignView } from './campaign.views';
+
+type Actor = { type: ActorType; id: string | null };
+
+// SPEC's closed error vocabulary has no code for the workflow service: a 500 `internal` whose
+// message says the state change is kept and the call is safe to repeat.
+const runnerUnavailable = (detail: string) =>
+  internal(`the campaign state is saved, but its runner could not be reached (${detail}); repeat the call to retry`);
+
+/**
+ * A lifecycle call. The state is persisted first (row lock, audit entry), then the run workflow is
+ * told: start and resume use signalWithStart, so a second start reaches the open run and a crash
+ * between the two steps is repaired by repeating the call; pause and stop signal the run, which
+ * also re-reads the state every tick, so a lost signal costs one tick.
+ */
+export async function transitionCampaign(
+  deps: AppDeps,
+  tenantId: string,
+  actor: Actor,
+  id: string,
+  verb: LifecycleVerb,
+  options: RunnerOptions = DEFAULT_RUNNER_OPTIONS,
+) {
+  const view = await withTenant(deps.db, tenantId, async (tx) => {
+    const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM campaigns WHERE id = ${id}::uuid FOR UPDATE`;
+    const row = locked.length ? await tx.campaign.findUnique({ where: { id } }) : null;
+    if (!row) throw notFound();
+    const to = lifecycleTarget(verb, row.state);
+    if (to === null) {
+      throw conflict(`cannot ${verb} a campaign in state ${row.state} (${verb} accepts ${acceptedStates(verb).join(', ')})`);
+    }
+    if (to === row.state) return campaignView(row);
+    const updated = await tx.campaign.update({ where: { id }, data: { state: to } });
+    await appendAudit(tx, tenantId, {
+      actorType: actor.type,
+      actorId: actor.id,
+      action: `campaign.${verb}`,
+      subjectType: 'campaign',
+      subjectId: id,
+      payload: { from: row.state, to, ...(verb === 'start' || verb === 'resume' ? { runner_options: options } : {}) },
+    });
+    return campaignView(updated);
+  });
+
+  if (verb === 'archive') return view;
+  const temporal = deps.temporal;
+  if (!temporal) throw runnerUnavailable('no workflow service is configured');
+  const workflowId = campaignRunWorkflowId(tenantId, id);
+  try {
+    if (verb === 'start' || verb === 'resume') {
+      await temporal.workflow.signalWithStart(campaignRunWorkflow, {
+        workflowId,
+        taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
+        args: [{ tenantId, campaignId: id, options }],
+        signal: resumeSignal,
+        searchAttributes: { TenantId: [tenantId], CampaignId: [id] },
+      });
+    } else {
+      await temporal.workflow.getHandle(workflowId).signal(verb === 'pause' ? pauseSignal : stopSignal);
+    }
+  } catch (err) {
+    // No open run: nothing to pause or stop (the state already says so).
+    if (err instanceof WorkflowNotFoundError && verb !== 'start' && verb !== 'resume') return view;
+    deps.logger.error({ err: (err as Error).message, campaign_id: id, verb }, 'campaign run workflow not reached');
+    throw runnerUnavailable((err as Error).message);
+  }
+  return view;
+}
+
+/**
+ * GET /v1/campaigns/{id}/stats: the run's own counters (a workflow query) while the campaign is
+ * running and its run is open; stats null otherwise (a paused run dials nothing).
+ */
+export async function campaignRunStats(deps: AppDeps, tenantId: string, id: string) {
+  const row = await withTenant(deps.db, tenantId, (tx) => tx.campaign.findUnique({ where: { id }, select: { id: true, state: true } }));
+  if (!row) throw notFound();
+  let stats: CampaignRunStats | null = null;
+  if (deps.temporal && row.state === 'running') {
+    const handle = deps.temporal.workflow.getHandle(campaignRunWorkflowId(tenantId, id));
+    try {
+      const described = await handle.describe();
+      if (described.status.name === 'RUNNING') stats = await handle.query(statsQuery);
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw runnerUnavailable((err as Error).message);
+    }
+  }
+  return { campaign_id: row.id, state: row.state, running: stats !== null, stats };
+}

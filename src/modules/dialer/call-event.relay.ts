@@ -1,0 +1,110 @@
+import type { Client as TemporalClient } from '@temporalio/client';
+import type { Logger } from '../../lib/logger';
+import type { EslEvent, EslManager } from '../../switch/esl';
+import { callEventSignal, callSessionWorkflow, type CallSignal } from '../../../workflows/call-session.workflow';
+import { callSessionWorkflowId } from '../../../workflows/ids';
+
+/** Event-Date-Timestamp is microseconds since the epoch. */
+function eventTime(ev: EslEvent): string {
+  const us = Number(ev.headers['Event-Date-Timestamp']);
+  return new Date(Number.isFinite(us) && us > 0 ? Math.floor(us / 1000) : Date.now()).toISOString();
+}
+
+function epochTime(value: string | undefined): string | null {
+  const s = Number(value);
+  return Number.isFinite(s) && s > 0 ? new Date(s * 1000).toISOString() : null;
+}
+
+/** The call-session signal an ESL event of a campaign consumer leg stands for, or null. */
+export function toCallSignal(ev: EslEvent): CallSignal | null {
+  const seq = ev.headers['Event-Sequence'] || `${ev.name}:${ev.headers['Event-Date-Timestamp'] ?? ''}`;
+  switch (ev.name) {
+    case 'CHANNEL_ANSWER':
+      return { kind: 'answered', seq, at: eventTime(ev) };
+    case 'CUSTOM':
+      if (ev.subclass !== 'amd') return null;
+      return { kind: 'amd', seq, verdict: (ev.headers['AMD-Result'] ?? ev.variables.amd_result ?? '').toUpperCase() };
+    case 'DTMF': {
+      const digit = ev.headers['DTMF-Digit'] ?? '';
+      return /^[0-9*#]$/.test(digit) ? { kind: 'dtmf', seq, digit, at: eventTime(ev) } : null;
+    }
+    case 'CHANNEL_EXECUTE_COMPLETE':
+      return ev.headers.Application === 'playback' ? { kind: 'playback_done', seq } : null;
+    case 'CHANNEL_HANGUP_COMPLETE': {
+      const sip = Number(ev.variables.sip_term_status);
+      return {
+        kind: 'hangup',
+        seq,
+        at: eventTime(ev),
+        cause: ev.headers['Hangup-Cause'] || ev.variables.hangup_cause || 'NORMAL_CLEARING',
+        sipCode: Number.isInteger(sip) && sip > 0 ? sip : null,
+        answeredAt: epochTime(ev.variables.answer_epoch),
+      };
+    }
+    default:
+      return null;
+  }
+}
+
+export interface CallEventRelayOptions {
+  esl: EslManager;
+  temporal: TemporalClient;
+  taskQueue: string;
+  logger: Logger;
+  /** Idle limit of a call session (the reaper's business after that). */
+  idleMs?: number;
+}
+
+/**
+ * Relays the switch's events about campaign calls (legs originated with `dd_call_attempt_id`) to
+ * each call's session workflow with signalWithStart: the first event starts the session. Events of
+ * one call are sent in order; the session drops repeats. Events that arrive while no relay runs
+ * (a worker restart) are lost to the session; the run's reaper closes such calls after
+ * call_ttl_ms. Returns a function that stops the relay and waits for queued signals.
+ */
+export function startCallEventRelay(options: CallEventRelayOptions): () => Promise<void> {
+  const chains = new Map<string, Promise<void>>();
+  const idleMs = options.idleMs ?? 4 * 3600 * 1000;
+  const onEvent = (ev: EslEvent) => {
+    const attemptId = ev.variables.dd_call_attempt_id;
+    const tenantId = ev.variables.dd_tenant_id;
+    if (!ev.uuid || !attemptId || !tenantId) return;
+    const signal = toCallSignal(ev);
+    if (!signal) return;
+    const uuid = ev.uuid;
+    const send = async () => {
+      try {
+        await options.temporal.workflow.signalWithStart(callSessionWorkflow, {
+          workflowId: callSessionWorkflowId(tenantId, uuid),
+          taskQueue: options.taskQueue,
+          args: [
+            {
+              tenantId,
+              callAttemptId: attemptId,
+              callUuid: uuid,
+              agentDomain: ev.variables.dd_agent_domain || null,
+              agentId: ev.variables.dd_agent_id || null,
+              idleMs,
+            },
+          ],
+          // A late or repeated event of a finished call must not open a second session.
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          signal: callEventSignal,
+          signalArgs: [signal],
+        });
+      } catch (err) {
+        options.logger.warn({ err: (err as Error).message, call_attempt_id: attemptId, event: ev.name }, 'call event not relayed');
+      }
+    };
+    const next = (chains.get(uuid) ?? Promise.resolve()).then(send);
+    chains.set(uuid, next);
+    void next.finally(() => {
+      if (chains.get(uuid) === next) chains.delete(uuid);
+    });
+  };
+  options.esl.on('event', onEvent);
+  return async () => {
+    options.esl.off('event', onEvent);
+    await Promise.allSettled([...chains.values()]);
+  };
+}

@@ -1,0 +1,251 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import type { AppDeps } from '../../deps';
+import { appendAuditSql } from '../../lib/audit';
+import { withTenantSql, type SqlTx } from '../../lib/tenancy';
+import { createSwitchCommands, EslUnavailableError, type SwitchCommands } from '../../switch/esl';
+import { amdEffective, dispositionOf, treatmentOf, type CallTreatment, type HangupFacts } from '../../../workflows/call-flow';
+import { insertOutcome } from '../cdr/cdr.repository';
+
+/** An answered consumer with no agent on the line after this long is abandoned (47 CFR 64.1200(a)(7): two seconds). */
+export const ABANDON_AFTER_MS = 2000;
+const AGENT_CLAIM_POLL_MS = 200;
+const AGENT_ANSWER_TIMEOUT_MS = 10_000;
+
+/**
+ * Prompt files the switch plays. The texts (tts_prompt, menu prompts, the tenant's abandoned-call
+ * identification) are rendered to these paths by the switch's TTS provisioning; the product
+ * addresses them by campaign and menu position so a changed text is a new render, not a new path.
+ */
+export const promptPath = {
+  message: (campaignId: string) => `dialer-prompts/${campaignId}/message.wav`,
+  menu: (campaignId: string, menuPath: string) => `dialer-prompts/${campaignId}/menu${menuPath ? `-${menuPath}` : ''}.wav`,
+  abandon: (tenantId: string) => `dialer-prompts/tenant-${tenantId}/abandon.wav`,
+};
+
+export interface CallRef {
+  tenantId: string;
+  callAttemptId: string;
+  callUuid: string;
+}
+
+export interface CallContext {
+  campaignId: string | null;
+  campaignType: string;
+  treatment: CallTreatment;
+  amd: boolean;
+  deferredBridge: boolean;
+  optoutDigit: string | null;
+  ivrMenu: Record<string, unknown>;
+  ttsPrompt: string | null;
+}
+
+function switchCommands(deps: AppDeps, agentDomain?: string | null): SwitchCommands {
+  if (!deps.esl) throw new EslUnavailableError('this process has no switch link');
+  return createSwitchCommands(deps.esl, { agentDomain: agentDomain ?? undefined });
+}
+
+export async function loadCallContext(deps: AppDeps, ref: CallRef): Promise<CallContext> {
+  const [row] = await withTenantSql(deps.db, ref.tenantId, (sql) =>
+    sql.query<{
+      campaign_id: string | null;
+      campaign_type: string | null;
+      amd_enabled: boolean | null;
+      deferred_bridge: boolean | null;
+      optout_digit: string | null;
+      ivr_menu: Record<string, unknown> | null;
+      tts_prompt: string | null;
+    }>(
+      `SELECT a.campaign_id, c.campaign_type, c.amd_enabled, c.deferred_bridge, c.optout_digit, c.ivr_menu, c.tts_prompt
+         FROM call_attempts a LEFT JOIN campaigns c ON c.id = a.campaign_id
+        WHERE a.id = $1 AND a.corrects_id IS NULL`,
+      [ref.callAttemptId],
+    ),
+  );
+  const type = row?.campaign_type ?? 'manual';
+  return {
+    campaignId: row?.campaign_id ?? null,
+    campaignType: type,
+    treatment: treatmentOf(type),
+    amd: amdEffective(type, row?.amd_enabled ?? null),
+    deferredBridge: row?.deferred_bridge ?? false,
+    optoutDigit: row?.optout_digit ?? null,
+    ivrMenu: row?.ivr_menu ?? {},
+    ttsPrompt: row?.tts_prompt ?? null,
+  };
+}
+
+/** The write-once fill of answered_at on the original row (a replayed answer changes nothing). */
+export async function markAnswered(deps: AppDeps, ref: CallRef, answeredAt: string): Promise<void> {
+  await withTenantSql(deps.db, ref.tenantId, (sql) =>
+    sql.query(`UPDATE call_attempts SET answered_at = $2 WHERE id = $1 AND corrects_id IS NULL AND answered_at IS NULL`, [ref.callAttemptId, answeredAt]),
+  );
+}
+
+async function claimAgent(deps: AppDeps, tenantId: string, only: string | null, skip: string[]): Promise<{ id: string; sip_extension: string } | null> {
+  const [row] = await withTenantSql(deps.db, tenantId, (sql) =>
+    sql.query<{ id: string; sip_extension: string }>(
+      `UPDATE agents SET presence = 'on_call', updated_at = now()
+        WHERE id = (SELECT id FROM agents
+                     WHERE status = 'active' AND presence = 'available' AND sip_extension IS NOT NULL
+                       AND ($1::uuid IS NULL OR id = $1::uuid) AND NOT (id = ANY ($2::uuid[]))
+                     ORDER BY updated_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
+        RETURNING id, sip_extension`,
+      [only, skip],
+    ),
+  );
+  return row ?? null;
+}
+
+async function releaseAgent(sql: SqlTx, agentId: string): Promise<void> {
+  await sql.query(
+    `UPDATE agents SET presence = 'available', active_call_attempt_id = NULL, updated_at = now() WHERE id = $1 AND presence = 'on_call'`,
+    [agentId],
+  );
+}
+
+/** Agents still held by calls that just got a final row without their session (the reaper). */
+export async function releaseAgentsOfCalls(sql: SqlTx, callAttemptIds: string[]): Promise<void> {
+  if (callAttemptIds.length === 0) return;
+  await sql.query(
+    `UPDATE agents SET presence = 'available', active_call_attempt_id = NULL, updated_at = now()
+      WHERE active_call_attempt_id = ANY ($1::uuid[]) AND presence = 'on_call'`,
+    [callAttemptIds],
+  );
+}
+
+export type ConnectResult = { status: 'connected'; agentId: string; agentLegUuid: string } | { status: 'abandoned' } | { status: 'gone' };
+
+/**
+ * Puts an agent on an answered call: claims an available agent (or the named one), rings the
+ * agent's extension and bridges it to the consumer. With no agent on the line within two seconds
+ * of the answer the call is abandoned and the seller identification message is played.
+ */
+export async function connectAgent(
+  deps: AppDeps,
+  ref: CallRef & { answeredAtMs: number; agentDomain: string | null; agentId: string | null },
+): Promise<ConnectResult> {
+  const commands = switchCommands(deps, ref.agentDomain);
+  const deadline = ref.answeredAtMs + ABANDON_AFTER_MS;
+  const unreachable: string[] = [];
+  for (;;) {
+    const agent = await claimAgent(deps, ref.tenantId, ref.agentId, unreachable);
+    if (agent) {
+      let legUuid: string | null = null;
+      try {
+        legUuid = (await commands.originateAndWait({ to: { type: 'agent', extension: agent.sip_extension }, variables: { dd_agent_id: agent.id } }, AGENT_ANSWER_TIMEOUT_MS)).uuid;
+        await commands.bridge(ref.callUuid, legUuid);
+        await withTenantSql(deps.db, ref.tenantId, (sql) =>
+          sql.query('UPDATE agents SET active_call_attempt_id = $2 WHERE id = $1', [agent.id, ref.callAttemptId]),
+        );
+        return { status: 'connected', agentId: agent.id, agentLegUuid: legUuid };
+      } catch (err) {
+        await withTenantSql(deps.db, ref.tenantId, (sql) => releaseAgent(sql, agent.id));
+        if (legUuid) {
+          // The agent answered but the consumer is gone: nothing to connect.
+          await commands.hangup(legUuid).catch(() => undefined);
+          if (!(await commands.exists(ref.callUuid).catch(() => false))) return { status: 'gone' };
+        }
+        if (err instanceof EslUnavailableError) throw err;
+        unreachable.push(agent.id);
+      }
+    }
+    if (Date.now() >= deadline) break;
+    await delay(Math.min(AGENT_CLAIM_POLL_MS, Math.max(1, deadline - Date.now())));
+  }
+  if (!(await commands.exists(ref.callUuid).catch(() => false))) return { status: 'gone' };
+  await commands.playback(ref.callUuid, promptPath.abandon(ref.tenantId)).catch(() => undefined);
+  return { status: 'abandoned' };
+}
+
+export async function playPrompt(deps: AppDeps, ref: CallRef & { path: string }): Promise<void> {
+  await switchCommands(deps).playback(ref.callUuid, ref.path);
+}
+
+/** Hangs the consumer leg up; a leg that is already gone is not an error. */
+export async function hangupCall(deps: AppDeps, ref: CallRef): Promise<void> {
+  const commands = switchCommands(deps);
+  if (await commands.exists(ref.callUuid)) await commands.hangup(ref.callUuid).catch(() => undefined);
+}
+
+export async function recordKeypress(
+  deps: AppDeps,
+  ref: CallRef & { campaignId: string | null; seq: number; digit: string; menuPath: string; action: string | null; pressedAt: string },
+): Promise<void> {
+  await withTenantSql(deps.db, ref.tenantId, (sql) =>
+    sql.query(
+      `INSERT INTO call_keypresses (tenant_id, campaign_id, call_attempt_id, call_uuid, seq, digit, menu_path, action, pressed_at)
+       VALUES (app_tenant_id(), $1, $2, $3, $4, $5, $6, $7, $8)
+       ON CONFLICT (tenant_id, call_uuid, seq) DO NOTHING`,
+      [ref.campaignId, ref.callAttemptId, ref.callUuid, ref.seq, ref.digit, ref.menuPath, ref.action, ref.pressedAt],
+    ),
+  );
+}
+
+/**
+ * The opt-out digit: the number goes on the tenant's do-not-call list (source optout_digit) and
+ * every voice consent for it is revoked, in one transaction with its audit entry; then the call
+ * ends. Listing is idempotent (one active listing per number and source).
+ */
+export async function optOutByDigit(deps: AppDeps, ref: CallRef & { digit: string; at: string }): Promise<void> {
+  await withTenantSql(deps.db, ref.tenantId, async (sql) => {
+    const [call] = await sql.query<{ to_number: string; debt_id: string; campaign_id: string | null }>(
+      'SELECT to_number, debt_id, campaign_id FROM call_attempts WHERE id = $1',
+      [ref.callAttemptId],
+    );
+    if (!call) return;
+    const listed = await sql.query<{ id: string }>(
+      `INSERT INTO dnc_entries (tenant_id, phone_e164, source, reason)
+       SELECT app_tenant_id(), $1, 'optout_digit', 'opt-out key pressed during a call'
+        WHERE NOT EXISTS (SELECT 1 FROM dnc_entries WHERE phone_e164 = $1 AND source = 'optout_digit' AND removed_at IS NULL)
+       RETURNING id`,
+      [call.to_number],
+    );
+    const revoked = await sql.query<{ id: string }>(
+      `UPDATE consents SET revoked_at = $2, revoked_source = 'optout_digit', revoked_evidence = $3::jsonb
+        WHERE phone_e164 = $1 AND channel = 'voice' AND revoked_at IS NULL
+        RETURNING id`,
+      [call.to_number, ref.at, JSON.stringify({ call_attempt_id: ref.callAttemptId, call_uuid: ref.callUuid, digit: ref.digit })],
+    );
+    await appendAuditSql(sql, ref.tenantId, [
+      {
+        actorType: 'workflow',
+        actorId: null,
+        action: 'dnc.opted_out',
+        subjectType: 'debt',
+        subjectId: call.debt_id,
+        payload: {
+          source: 'optout_digit',
+          call_attempt_id: ref.callAttemptId,
+          campaign_id: call.campaign_id,
+          listed: listed.length > 0,
+          consents_revoked: revoked.length,
+        },
+      },
+    ]);
+  });
+}
+
+/**
+ * The final row of a call from its hangup report, and the agent back to available. Idempotent:
+ * a second report of the same hangup appends nothing.
+ */
+export async function finalizeCall(
+  deps: AppDeps,
+  ref: CallRef & { facts: HangupFacts; endedAt: string; answeredAt: string | null; sipResponseCode: number | null; agentId: string | null },
+): Promise<{ disposition: string; written: boolean }> {
+  const disposition = dispositionOf(ref.facts);
+  const written = await withTenantSql(deps.db, ref.tenantId, async (sql) => {
+    const id = await insertOutcome(sql, ref.tenantId, ref.callAttemptId, {
+      disposition,
+      endedAt: new Date(ref.endedAt),
+      answeredAt: ref.answeredAt ? new Date(ref.answeredAt) : null,
+      hangupCause: ref.facts.hangupCause,
+      sipResponseCode: ref.sipResponseCode,
+      amdVerdict: ref.facts.amdVerdict,
+      agentId: ref.agentId,
+    });
+    if (ref.agentId) await releaseAgent(sql, ref.agentId);
+    return id !== null;
+  });
+  return { disposition, written };
+}

@@ -1,0 +1,476 @@
+import { createHash } from 'node:crypto';
+import type { AppDeps } from '../../deps';
+import { appendAuditSql } from '../../lib/audit';
+import { withTenantSql, type SqlTx } from '../../lib/tenancy';
+import { createSwitchCommands, EslCommandError, EslTimeoutError, EslUnavailableError } from '../../switch/esl';
+import { amdEffective, treatmentOf } from '../../../workflows/call-flow';
+import { insertOutcome } from '../cdr/cdr.repository';
+import { releaseAgentsOfCalls } from './call-session.service';
+import { attemptProfile } from '../compliance/compliance-preflight.service';
+import { complianceSnapshot, evaluateInTx } from '../compliance/compliance.service';
+import { claimDialableLeads } from '../leads/lead.repository';
+import { channelsInUse, dialsLastSecond, IN_FLIGHT_HORIZON_MS } from './capacity.repository';
+import { AbandonmentController, linesToDial, pacingModeOf, type PacingState } from './pacing';
+import type { RunnerOptions } from './runner-options';
+
+/** After a placed attempt the debt rests this long before the loop dials it again. */
+export const REDIAL_AFTER_MS = 4 * 3600 * 1000;
+/** Ring time of a consumer leg before the switch gives up (NO_ANSWER). */
+export const RING_TIMEOUT_SEC = 45;
+
+export interface TickInput {
+  tenantId: string;
+  campaignId: string;
+  workflowId: string;
+  /** Unique per tick of a run and stable across retries of that tick's activity. */
+  tickKey: string;
+  options: RunnerOptions;
+  /** The predictive pacing controller's state, carried by the workflow from tick to tick. */
+  pacing: PacingState;
+  /** The run counters the previous tick returned (null on the first): the pacing input is the change. */
+  lastCounters: RunCounters | null;
+  /** Counters cover calls placed from this moment (the run's start, kept across continue-as-new). */
+  runStartedAt: string;
+}
+
+export interface RunCounters {
+  dialed: number;
+  finished: number;
+  reaped: number;
+  in_flight: number;
+  connected: number;
+  abandoned: number;
+}
+
+export interface TickResult {
+  /** The campaign's state as the tick read it; null when the campaign is gone. */
+  state: string | null;
+  placed: number;
+  blocked: number;
+  reaped: number;
+  notPlaced: number;
+  /** Why nothing more was dialed this tick, when that is the case. */
+  idle: string | null;
+  /** Dials still allowed this second under max_cps (null = no ceiling). */
+  tokens: number | null;
+  overDialAllowed: boolean;
+  pacing: PacingState;
+  run: RunCounters;
+}
+
+/**
+ * The id of the i-th attempt row of a tick, derived from the tick key: a retried tick activity
+ * finds the rows its earlier try committed instead of deciding and inserting a second batch.
+ */
+export function tickRowId(tickKey: string, index: number): string {
+  const h = createHash('sha256').update(`${tickKey}#${index}`).digest();
+  h[6] = (h[6]! & 0x0f) | 0x80;
+  h[8] = (h[8]! & 0x3f) | 0x80;
+  const x = h.subarray(0, 16).toString('hex');
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+}
+
+interface CampaignRow {
+  state: string;
+  campaign_type: string;
+  ai_voice: boolean;
+  amd_enabled: boolean | null;
+  caller_ids: string[];
+  caller_id_pool: string[];
+  abandonment_threshold: string | null;
+  min_dial_ratio: string | null;
+  max_dial_ratio: string | null;
+  abandon_seller_name: string | null;
+  abandon_seller_phone: string | null;
+  max_cps: number | null;
+  max_concurrent_channels: number | null;
+}
+
+export interface PlannedCall {
+  id: string;
+  debt_id: string;
+  to_number: string;
+  from_number: string | null;
+  call_uuid: string | null;
+}
+
+async function readCampaign(sql: SqlTx, campaignId: string): Promise<CampaignRow | null> {
+  const [row] = await sql.query<CampaignRow>(
+    `SELECT c.state, c.campaign_type, c.ai_voice, c.amd_enabled, c.caller_ids, c.caller_id_pool::text[] AS caller_id_pool,
+            c.abandonment_threshold::text, c.min_dial_ratio::text, c.max_dial_ratio::text,
+            t.abandon_seller_name, t.abandon_seller_phone, t.max_cps, t.max_concurrent_channels
+       FROM campaigns c JOIN tenants t ON t.id = c.tenant_id
+      WHERE c.id = $1`,
+    [campaignId],
+  );
+  return row ?? null;
+}
+
+/**
+ * The caller ids this tick may present: the ACTIVE DIDs of caller_id_pool (re-resolved every tick,
+ * so a quarantined number stops at once), or the legacy caller_ids when the pool is empty. An
+ * empty result for a non-empty pool means every DID is parked: the campaign dials nothing.
+ */
+async function callerIds(sql: SqlTx, campaign: CampaignRow): Promise<string[] | null> {
+  if (campaign.caller_id_pool.length === 0) return campaign.caller_ids;
+  const rows = await sql.query<{ e164: string }>(`SELECT e164 FROM dids WHERE id = ANY ($1::uuid[]) AND status = 'active' ORDER BY e164`, [
+    campaign.caller_id_pool,
+  ]);
+  return rows.length ? rows.map((r) => r.e164) : null;
+}
+
+async function availableAgents(sql: SqlTx): Promise<number> {
+  const [row] = await sql.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM agents WHERE status = 'active' AND presence = 'available' AND sip_extension IS NOT NULL`,
+  );
+  return row?.n ?? 0;
+}
+
+/** Calls of the campaign placed, not yet answered and not finished. */
+async function ringing(sql: SqlTx, campaignId: string, now: Date): Promise<number> {
+  const [row] = await sql.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM call_attempts o
+      WHERE o.corrects_id IS NULL AND o.campaign_id = $1 AND o.answered_at IS NULL
+        AND o.started_at > $2::timestamptz - make_interval(secs => $3 / 1000.0)
+        AND NOT EXISTS (SELECT 1 FROM call_attempts c WHERE c.corrects_id = o.id AND c.ended_at IS NOT NULL)`,
+    [campaignId, now, IN_FLIGHT_HORIZON_MS],
+  );
+  return row?.n ?? 0;
+}
+
+interface Decided {
+  state: string | null;
+  calls: PlannedCall[];
+  blocked: number;
+  idle: string | null;
+  tokens: number | null;
+  overDialAllowed: boolean;
+}
+
+/**
+ * One tenant transaction: re-read the campaign, size the tick, claim candidates (due callbacks
+ * first), decide them with the engine and record the attempts. Evidence and attempt rows commit
+ * together, before anything is sent to the switch.
+ */
+async function decideAndRecord(deps: AppDeps, input: TickInput, ratio: number, ids: string[], now: Date): Promise<Decided> {
+  return withTenantSql(deps.db, input.tenantId, async (sql) => {
+    const campaign = await readCampaign(sql, input.campaignId);
+    const overDialAllowed = Boolean(campaign?.abandon_seller_name && campaign?.abandon_seller_phone);
+    const none = (idle: string, tokens: number | null = null): Decided => ({ state: campaign?.state ?? null, calls: [], blocked: 0, idle, tokens, overDialAllowed });
+    if (!campaign) return none('campaign_gone');
+    if (campaign.state !== 'running') return none('not_running');
+    const treatment = treatmentOf(campaign.campaign_type);
+    const mode = pacingModeOf(campaign.campaign_type);
+    if (treatment === 'none') return none('type_not_dialed_by_loop');
+    if (mode === 'none') return none('human_initiated_only');
+
+    // Capacity is the tenant's, shared by its campaigns: reserve it one tick at a time.
+    await sql.query(`SELECT pg_advisory_xact_lock(hashtextextended('dial:' || $1::text, 0))`, [input.tenantId]);
+    const fromNumbers = await callerIds(sql, campaign);
+    if (fromNumbers === null) return none('caller_id_pool_parked');
+    const cpsLeft = campaign.max_cps === null ? null : Math.max(0, campaign.max_cps - (await dialsLastSecond(sql, now)));
+    const channelsLeft =
+      campaign.max_concurrent_channels === null ? Infinity : Math.max(0, campaign.max_concurrent_channels - (await channelsInUse(sql, now)));
+    const capacity = Math.min(cpsLeft ?? Infinity, channelsLeft);
+    let lines: number;
+    if (treatment === 'agent') {
+      lines = linesToDial({
+        mode,
+        availableAgents: await availableAgents(sql),
+        ringing: await ringing(sql, input.campaignId, now),
+        ratio,
+        overDialAllowed,
+        capacity,
+      });
+    } else {
+      lines = Math.floor(capacity);
+    }
+    const want = Math.min(lines, input.options.batch_size);
+    if (want <= 0) return none(capacity <= 0 ? 'capacity_full' : 'no_agent_capacity', cpsLeft);
+
+    const callbacks = await sql.query<{ id: string; debt_id: string; contact_phone: string; external_ref: string }>(
+      `SELECT cb.id, cb.debt_id, cb.contact_phone, d.external_ref
+         FROM callbacks cb JOIN debts d ON d.id = cb.debt_id
+        WHERE cb.campaign_id = $1 AND cb.status = 'pending' AND cb.scheduled_at <= $2
+        ORDER BY cb.priority DESC, cb.scheduled_at, cb.id
+        LIMIT $3
+        FOR UPDATE OF cb, d SKIP LOCKED`,
+      [input.campaignId, now, want],
+    );
+    const leads = await claimDialableLeads(
+      sql,
+      input.campaignId,
+      now,
+      want - callbacks.length,
+      callbacks.map((c) => c.debt_id),
+    );
+    const candidates = [
+      ...callbacks.map((c) => ({ debtId: c.debt_id, phone: c.contact_phone, callbackId: c.id })),
+      ...leads.map((l) => ({ debtId: l.debtId, phone: l.phone, callbackId: null as string | null })),
+    ];
+    if (candidates.length === 0) return none('no_dialable_leads', cpsLeft);
+
+    const profile = attemptProfile(campaign);
+    const decisions = await evaluateInTx(
+      sql,
+      candidates.map((c) => ({ debtId: c.debtId, phone: c.phone, campaignId: input.campaignId, ...profile })),
+      { actor: { type: 'workflow', id: input.workflowId }, now },
+    );
+    const planned: Array<{ id: string; debt_id: string; to_number: string; from_number: string | null; snapshot: unknown }> = [];
+    const refusedDebts: string[] = [];
+    decisions.forEach((decision, i) => {
+      const c = candidates[i]!;
+      // A refusal whose evidence could not be recorded has no decision id: never dial on it.
+      if (!decision.allowed || decision.decisionId === null) {
+        refusedDebts.push(c.debtId);
+        return;
+      }
+      const from = fromNumbers.length ? fromNumbers[(planned.length + hashIndex(input.tickKey)) % fromNumbers.length]! : null;
+      planned.push({ id: ids[planned.length]!, debt_id: c.debtId, to_number: c.phone, from_number: from, snapshot: complianceSnapshot(decision) });
+    });
+
+    const calls = planned.length
+      ? await sql.query<PlannedCall>(
+          `INSERT INTO call_attempts (id, tenant_id, debt_id, campaign_id, consumer_ref, debt_key, from_number, to_number, started_at,
+             compliance_snapshot, ai_used)
+           SELECT x.id, d.tenant_id, x.debt_id, $2::uuid, d.consumer_ref, d.external_ref, x.from_number, x.to_number, $3, x.snapshot, false
+             FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, debt_id uuid, from_number text, to_number text, snapshot jsonb)
+             JOIN debts d ON d.id = x.debt_id
+           RETURNING id, debt_id, to_number, from_number, call_uuid`,
+          [JSON.stringify(planned), input.campaignId, now],
+        )
+      : [];
+    await sql.query(
+      `UPDATE debts SET next_dialable_at = CASE WHEN id = ANY ($1::uuid[]) THEN $3::timestamptz + make_interval(secs => $4 / 1000.0)
+                                                ELSE $3::timestamptz + make_interval(secs => $5 / 1000.0) END
+        WHERE id = ANY ($1::uuid[]) OR id = ANY ($2::uuid[])`,
+      [planned.map((p) => p.debt_id), refusedDebts, now, REDIAL_AFTER_MS, input.options.blocked_cooldown_ms],
+    );
+    // A callback the loop placed has been honoured; an agent still records the conversation's outcome.
+    const dialedCallbacks = candidates
+      .map((c, i) => ({ c, call: planned.find((p) => p.debt_id === c.debtId && decisions[i]!.allowed) }))
+      .filter((x) => x.c.callbackId !== null && x.call);
+    if (dialedCallbacks.length) {
+      await sql.query(`UPDATE callbacks SET status = 'done' WHERE id = ANY ($1::uuid[]) AND status = 'pending'`, [
+        dialedCallbacks.map((x) => x.c.callbackId),
+      ]);
+      await appendAuditSql(
+        sql,
+        input.tenantId,
+        dialedCallbacks.map((x) => ({
+          actorType: 'workflow' as const,
+          actorId: input.workflowId,
+          action: 'callback.dialed',
+          subjectType: 'callback',
+          subjectId: x.c.callbackId,
+          payload: { from: 'pending', to: 'done', call_attempt_id: x.call!.id },
+        })),
+      );
+    }
+    return {
+      state: campaign.state,
+      calls,
+      blocked: refusedDebts.length,
+      idle: null,
+      tokens: cpsLeft === null ? null : Math.max(0, cpsLeft - calls.length),
+      overDialAllowed,
+    };
+  });
+}
+
+/** Spreads consecutive ticks over the caller-id pool. */
+function hashIndex(key: string): number {
+  return createHash('sha256').update(key).digest().readUInt16BE(0);
+}
+
+/**
+ * Sends the recorded attempts to the switch. Each row's call_uuid is filled (the documented
+ * write-once fill) and committed before its originate is sent, so a retried tick never sends a
+ * call twice: a row with a call_uuid counts as sent. The cost is the narrow window between that
+ * commit and the send: a worker killed there leaves an attempt that was recorded but never rang,
+ * which the reaper closes. For a collector an unplaced call is harmless; a doubled one is not.
+ */
+export async function placeCalls(
+  deps: AppDeps,
+  tenantId: string,
+  campaign: { id: string; campaign_type: string; amd_enabled: boolean | null },
+  calls: PlannedCall[],
+  options: Pick<RunnerOptions, 'gateway' | 'agent_domain'>,
+  extraVariables: Record<string, string> = {},
+): Promise<{ placed: number; notPlaced: number }> {
+  const pending = calls.filter((c) => c.call_uuid === null);
+  if (pending.length === 0) return { placed: 0, notPlaced: 0 };
+  const claimed = await withTenantSql(deps.db, tenantId, (sql) =>
+    sql.query<{ id: string }>(
+      `UPDATE call_attempts SET call_uuid = id::text WHERE id = ANY ($1::uuid[]) AND corrects_id IS NULL AND call_uuid IS NULL RETURNING id`,
+      [pending.map((c) => c.id)],
+    ),
+  );
+  const mine = new Set(claimed.map((r) => r.id));
+  const esl = deps.esl;
+  const commands = esl ? createSwitchCommands(esl, { gateway: options.gateway ?? undefined, agentDomain: options.agent_domain ?? undefined }) : null;
+  const amd = amdEffective(campaign.campaign_type, campaign.amd_enabled);
+  let placed = 0;
+  let notPlaced = 0;
+  for (const call of pending.filter((c) => mine.has(c.id))) {
+    try {
+      if (!commands) throw new EslUnavailableError('this process has no switch link');
+      await commands.originate({
+        to: { type: 'pstn', number: call.to_number },
+        uuid: call.id,
+        callerIdNumber: call.from_number ?? undefined,
+        timeoutSec: RING_TIMEOUT_SEC,
+        amd,
+        variables: { dd_tenant_id: tenantId, dd_campaign_id: campaign.id, dd_call_attempt_id: call.id, ...extraVariables },
+      });
+      placed += 1;
+    } catch (err) {
+      // A timed-out command may have reached the switch: the call may ring, so leave it to the
+      // call's events or the reaper. A link that was down or a refusal means nothing rang.
+      if (err instanceof EslTimeoutError) {
+        placed += 1;
+        continue;
+      }
+      if (!(err instanceof EslUnavailableError) && !(err instanceof EslCommandError)) throw err;
+      notPlaced += 1;
+      const cause = err instanceof EslCommandError ? err.switchCause : 'ESL_UNAVAILABLE';
+      deps.logger.warn({ call_attempt_id: call.id, cause }, 'originate failed; recorded not_placed');
+      await withTenantSql(deps.db, tenantId, (sql) =>
+        insertOutcome(sql, tenantId, call.id, {
+          disposition: 'not_placed',
+          endedAt: new Date(),
+          answeredAt: null,
+          hangupCause: cause,
+          sipResponseCode: null,
+          amdVerdict: null,
+          agentId: null,
+        }),
+      );
+    }
+  }
+  return { placed, notPlaced };
+}
+
+/**
+ * Calls of the campaign still open `call_ttl_ms` after they were placed: a `reaped` final row,
+ * then a hang-up on the switch when the channel still exists (a lost event must not keep a
+ * channel, or a capacity slot, forever).
+ */
+async function reapExpired(deps: AppDeps, input: TickInput, now: Date): Promise<number> {
+  const reaped = await withTenantSql(deps.db, input.tenantId, async (sql) => {
+    const rows = await sql.query<{ id: string; call_uuid: string | null }>(
+      `SELECT o.id, o.call_uuid FROM call_attempts o
+        WHERE o.corrects_id IS NULL AND o.campaign_id = $1
+          AND o.started_at <= $2::timestamptz - make_interval(secs => $3 / 1000.0)
+          AND o.started_at > $2::timestamptz - make_interval(secs => $4 / 1000.0)
+          AND NOT EXISTS (SELECT 1 FROM call_attempts c WHERE c.corrects_id = o.id AND c.ended_at IS NOT NULL)
+        ORDER BY o.started_at LIMIT 500`,
+      [input.campaignId, now, input.options.call_ttl_ms, IN_FLIGHT_HORIZON_MS],
+    );
+    const done: string[] = [];
+    for (const row of rows) {
+      const id = await insertOutcome(sql, input.tenantId, row.id, {
+        disposition: 'reaped',
+        endedAt: now,
+        answeredAt: null,
+        hangupCause: 'ALLOTTED_TIMEOUT',
+        sipResponseCode: null,
+        amdVerdict: null,
+        agentId: null,
+      });
+      if (id && row.call_uuid) done.push(row.call_uuid);
+    }
+    await releaseAgentsOfCalls(sql, rows.map((r) => r.id));
+    return { count: rows.length, uuids: done };
+  });
+  if (deps.esl?.isUp()) {
+    const commands = createSwitchCommands(deps.esl);
+    for (const uuid of reaped.uuids) {
+      await commands.hangup(uuid, 'ALLOTTED_TIMEOUT').catch(() => undefined);
+    }
+  }
+  return reaped.count;
+}
+
+/** What the run has done since it started, from the CDR (the first final row of each call is its engine outcome). */
+export async function runCounters(deps: AppDeps, tenantId: string, campaignId: string, since: Date): Promise<RunCounters> {
+  const [row] = await withTenantSql(deps.db, tenantId, (sql) =>
+    sql.query<RunCounters>(
+      `SELECT count(*) FILTER (WHERE o.call_uuid IS NOT NULL)::int AS dialed,
+              count(f.id)::int AS finished,
+              count(*) FILTER (WHERE f.disposition = 'reaped')::int AS reaped,
+              count(*) FILTER (WHERE f.id IS NULL)::int AS in_flight,
+              count(*) FILTER (WHERE f.disposition = 'answered_human')::int AS connected,
+              count(*) FILTER (WHERE f.disposition = 'abandoned')::int AS abandoned
+         FROM call_attempts o
+         LEFT JOIN LATERAL (SELECT c.id, c.disposition FROM call_attempts c
+                             WHERE c.corrects_id = o.id AND c.ended_at IS NOT NULL ORDER BY c.inserted_at LIMIT 1) f ON true
+        WHERE o.corrects_id IS NULL AND o.campaign_id = $1 AND o.started_at >= $2`,
+      [campaignId, since],
+    ),
+  );
+  return row!;
+}
+
+/** Defaults of a predictive campaign that leaves its pacing fields null. */
+export const DEFAULT_PACING = { minRatio: 1, maxRatio: 3, threshold: 0.03 };
+
+/**
+ * Feeds the calls connected and abandoned since the previous tick to the predictive controller
+ * and returns its next state. The bounds are re-read every tick, so a PATCH applies at once.
+ */
+export async function pace(deps: AppDeps, input: TickInput, run: RunCounters): Promise<PacingState> {
+  const campaign = await withTenantSql(deps.db, input.tenantId, (sql) => readCampaign(sql, input.campaignId));
+  const minRatio = campaign?.min_dial_ratio ? Number(campaign.min_dial_ratio) : DEFAULT_PACING.minRatio;
+  const maxRatio = Math.max(minRatio, campaign?.max_dial_ratio ? Number(campaign.max_dial_ratio) : DEFAULT_PACING.maxRatio);
+  const threshold = campaign?.abandonment_threshold ? Number(campaign.abandonment_threshold) : DEFAULT_PACING.threshold;
+  const controller = new AbandonmentController({ minRatio, maxRatio, threshold, initialRatio: minRatio }, { ...input.pacing, recent: [...input.pacing.recent] });
+  const last = input.lastCounters;
+  controller.record(Math.max(0, run.connected - (last?.connected ?? 0)), Math.max(0, run.abandoned - (last?.abandoned ?? 0)));
+  controller.adjust();
+  return controller.snapshot;
+}
+
+/**
+ * One tick of a campaign run: reap, then (unless an earlier try of this tick already recorded
+ * its batch) decide and record a batch, then place what is recorded and not yet sent.
+ */
+export async function dialTick(deps: AppDeps, input: TickInput, now: Date = new Date()): Promise<TickResult> {
+  const reaped = await reapExpired(deps, input, now);
+  const pacing = await pace(deps, input, await runCounters(deps, input.tenantId, input.campaignId, new Date(input.runStartedAt)));
+  const ids = Array.from({ length: input.options.batch_size }, (_, i) => tickRowId(input.tickKey, i));
+  const earlier = await withTenantSql(deps.db, input.tenantId, (sql) =>
+    sql.query<PlannedCall>(`SELECT id, debt_id, to_number, from_number, call_uuid FROM call_attempts WHERE id = ANY ($1::uuid[])`, [ids]),
+  );
+  let decided: Decided;
+  if (earlier.length) {
+    const campaign = await withTenantSql(deps.db, input.tenantId, (sql) => readCampaign(sql, input.campaignId));
+    decided = { state: campaign?.state ?? null, calls: earlier, blocked: 0, idle: null, tokens: null, overDialAllowed: false };
+  } else if (!deps.esl?.isUp()) {
+    const campaign = await withTenantSql(deps.db, input.tenantId, (sql) => readCampaign(sql, input.campaignId));
+    decided = { state: campaign?.state ?? null, calls: [], blocked: 0, idle: 'switch_unavailable', tokens: null, overDialAllowed: false };
+  } else {
+    decided = await decideAndRecord(deps, input, pacing.ratio, ids, now);
+  }
+  let outcome = { placed: 0, notPlaced: 0 };
+  if (decided.calls.length) {
+    const campaign = await withTenantSql(deps.db, input.tenantId, (sql) =>
+      sql.query<{ id: string; campaign_type: string; amd_enabled: boolean | null }>('SELECT id, campaign_type, amd_enabled FROM campaigns WHERE id = $1', [
+        input.campaignId,
+      ]),
+    );
+    outcome = await placeCalls(deps, input.tenantId, campaign[0]!, decided.calls, input.options);
+  }
+  return {
+    state: decided.state,
+    placed: outcome.placed,
+    blocked: decided.blocked,
+    reaped,
+    notPlaced: outcome.notPlaced,
+    idle: decided.idle,
+    tokens: decided.tokens,
+    overDialAllowed: decided.overDialAllowed,
+    pacing,
+    run: await runCounters(deps, input.tenantId, input.campaignId, new Date(input.runStartedAt)),
+  };
+}

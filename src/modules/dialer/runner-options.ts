@@ -1,0 +1,43 @@
+import { z } from '../../lib/openapi';
+
+/**
+ * Options of one campaign run, fixed at start and carried by the run workflow (visible in its
+ * input in the Temporal Web UI). Fail-closed: a wrong type, an out-of-range value or an unknown
+ * key is 400 and nothing starts.
+ */
+export const RunnerOptionsBody = z
+  .strictObject({
+    tick_ms: z.number().int().min(100).max(60_000).default(1000).openapi({ description: 'Pause between dial ticks (100..60000 ms, default 1000)' }),
+    batch_size: z.number().int().min(1).max(500).default(50).openapi({ description: 'Most leads decided and dialed per tick (1..500, default 50)' }),
+    gateway: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]{1,64}$/, 'a gateway name of letters, digits, dot, underscore or hyphen (at most 64)')
+      .nullable()
+      .default(null)
+      .openapi({ description: 'SIP gateway of consumer legs (`sofia/gateway/<gateway>/<number>`); null = the switch default `default`' }),
+    agent_domain: z
+      .string()
+      .regex(/^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/, 'a domain name')
+      .nullable()
+      .default(null)
+      .openapi({ description: 'Domain of agent legs (`user/<extension>@<domain>`); null = the switch default domain' }),
+    call_ttl_ms: z
+      .number()
+      .int()
+      .min(1000)
+      .max(4 * 3600 * 1000)
+      .default(2 * 3600 * 1000)
+      .openapi({ description: 'A call still open this long after it was placed is hung up and recorded `reaped` (1000..14400000 ms, default 2 h)' }),
+    blocked_cooldown_ms: z
+      .number()
+      .int()
+      .min(0)
+      .max(7 * 24 * 3600 * 1000)
+      .default(15 * 60 * 1000)
+      .openapi({ description: 'How long a lead the compliance engine refused waits before it is decided again (default 15 min)' }),
+  })
+  .openapi('RunnerOptions');
+
+export type RunnerOptions = z.infer<typeof RunnerOptionsBody>;
+
+export const DEFAULT_RUNNER_OPTIONS: RunnerOptions = RunnerOptionsBody.parse({});

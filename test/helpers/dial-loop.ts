@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import { createLogger } from '../../src/lib/logger';
+import { withTenant } from '../../src/lib/tenancy';
+import { createEslManager, type EslManager } from '../../src/switch/esl';
+import { startSwitchSimulator, type SwitchSimulator } from '../../src/switch/simulator';
+import { createWorker, type WorkerHandle } from '../../workers/worker';
+import type { ProvisionedTenant, TestApp } from './harness';
+
+/**
+ * Number prefixes whose local time is checked against the hour now: the dial loop decides with
+ * the real clock, so the tests call a zone where it is daytime (09:00-19:00) to stay clear of the
+ * 08:00-21:00 quiet-hours gate whenever the suite runs.
+ */
+const DAYTIME_PREFIXES: Array<{ prefix: string; zone: string }> = [
+  { prefix: '+1303555', zone: 'America/Denver' },
+  { prefix: '+44207946', zone: 'Europe/London' },
+  { prefix: '+1808555', zone: 'Pacific/Honolulu' },
+  { prefix: '+1671555', zone: 'Pacific/Guam' },
+  { prefix: '+1404555', zone: 'America/New_York' },
+];
+
+function localHour(zone: string, at: Date): number {
+  return Number(new Intl.DateTimeFormat('en-US', { timeZone: zone, hour: 'numeric', hourCycle: 'h23' }).format(at));
+}
+
+export function daytimePrefix(at = new Date()): string {
+  const found = DAYTIME_PREFIXES.find((p) => {
+    const h = localHour(p.zone, at);
+    return h >= 9 && h < 19;
+  });
+  if (!found) throw new Error('no daytime zone among the test prefixes');
+  return found.prefix;
+}
+
+/** A destination the simulator treats by its last two digits (CONTRACT.md section 2). */
+export function numberEnding(prefix: string, serial: number, lastTwo: number): string {
+  return `${prefix}${String(serial % 100).padStart(2, '0')}${String(lastTwo).padStart(2, '0')}`;
+}
+
+export interface SwitchRig {
+  sim: SwitchSimulator;
+  esl: EslManager;
+  close(): Promise<void>;
+}
+
+export async function startSwitchRig(opts: { ringMs?: number; talkMs?: number; promptMs?: number } = {}): Promise<SwitchRig> {
+  const password = randomUUID();
+  const sim = await startSwitchSimulator({ host: '127.0.0.1', port: 0, password, ringMs: opts.ringMs ?? 100, talkMs: opts.talkMs ?? 400, promptMs: opts.promptMs ?? 100 });
+  const esl = createEslManager({ host: '127.0.0.1', port: sim.port, password, logger: createLogger('silent'), backoff: { initialMs: 10, maxMs: 200 } });
+  await esl.waitUntilUp();
+  return {
+    sim,
+    esl,
+    async close() {
+      await esl.close();
+      await sim.stop();
+    },
+  };
+}
+
+export interface RunningWorker {
+  handle: WorkerHandle;
+  stop(): Promise<void>;
+}
+
+export async function runWorker(app: TestApp, taskQueue: string): Promise<RunningWorker> {
+  const handle = await createWorker(app.deps, {
+    address: app.config.TEMPORAL_ADDRESS!,
+    namespace: app.config.TEMPORAL_NAMESPACE,
+    taskQueue,
+    workflowBundlePath: process.env.TEST_WORKFLOW_BUNDLE,
+  });
+  const running = handle.worker.run();
+  return {
+    handle,
+    async stop() {
+      if ((handle.worker).getState() === 'RUNNING') handle.worker.shutdown();
+      await running;
+      await handle.stopRelay();
+      await handle.connection.close();
+    },
+  };
+}
+
+/** Agents on seats: an extension registered on the simulator and presence available. */
+export async function seatAgents(app: TestApp, rig: SwitchRig, tenant: ProvisionedTenant, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const ext = `${7000 + Math.floor(Math.random() * 2000)}${i}`;
+    const agent = await withTenant(app.deps.db, tenant.tenantId, (tx) =>
+      tx.agent.create({ data: { tenantId: tenant.tenantId, name: `Seat ${i}`, email: `seat-${randomUUID()}@example.com`, sipExtension: ext, presence: 'available' } }),
+    );
+    rig.sim.register(ext);
+    ids.push(agent.id);
+  }
+  return ids;
+}
+
+/** Debts of a campaign with a primary contact and voice consent each. */
+export async function seedLeads(app: TestApp, tenant: ProvisionedTenant, campaignId: string, phones: string[]): Promise<string[]> {
+  return withTenant(app.deps.db, tenant.tenantId, async (tx) => {
+    const ids: string[] = [];
+    for (const [i, phone] of phones.entries()) {
+      const debt = await tx.debt.create({
+        data: {
+          tenantId: tenant.tenantId,
+          campaignId,
+          externalRef: `dl-${i}-${randomUUID()}`,
+          consumerRef: `consumer-${i}`,
+          amountCents: 10_000n,
+          createdAt: new Date(Date.now() - (1000 - i) * 1000),
+        },
+      });
+      await tx.debtContact.create({ data: { tenantId: tenant.tenantId, debtId: debt.id, phoneE164: phone, isPrimary: true } });
+      await tx.consent.create({ data: { tenantId: tenant.tenantId, debtId: debt.id, phoneE164: phone, channel: 'voice', source: 'import' } });
+      ids.push(debt.id);
+    }
+    return ids;
+  });
+}
+
+/** Polls `probe` until it returns a value (not undefined), failing after timeoutMs. */
+export async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
