@@ -28,6 +28,9 @@ const EnvSchema = z.object({
   TEMPORAL_ADDRESS: optionalString,
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_TASK_QUEUE: z.string().default('dialer'),
+  // A prebuilt workflow bundle (bundleWorkflowCode output): a worker then starts in a second
+  // instead of bundling the workflow code itself.
+  WORKFLOW_BUNDLE_PATH: optionalString,
   ESL_HOST: optionalString,
   ESL_PORT: z.preprocess(blankAsUnset, z.coerce.number().int().min(1).max(65535).optional()),
   ESL_PASSWORD: optionalString,

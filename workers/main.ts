@@ -27,6 +27,7 @@ async function main(): Promise<void> {
     address: config.TEMPORAL_ADDRESS,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
+    workflowBundlePath: config.WORKFLOW_BUNDLE_PATH,
   });
   // The SDK installs SIGINT/SIGTERM handlers that shut the worker down gracefully.
   await worker.run();
