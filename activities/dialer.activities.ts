@@ -11,7 +11,7 @@ import {
   promptPath,
   recordKeypress,
 } from '../src/modules/dialer/call-session.service';
-import { dialTick } from '../src/modules/dialer/dial-tick.service';
+import { dialTick, placeRecordedCall } from '../src/modules/dialer/dial-tick.service';
 
 /**
  * The campaign run's tick and the call session's steps. Switch faults (EslUnavailableError, a
@@ -20,6 +20,7 @@ import { dialTick } from '../src/modules/dialer/dial-tick.service';
 export function createDialerActivities(deps: AppDeps) {
   return {
     dialTick: (input: Parameters<typeof dialTick>[1]) => dialTick(deps, input),
+    placeRecordedCall: (input: Parameters<typeof placeRecordedCall>[1]) => placeRecordedCall(deps, input),
     loadCallContext: (ref: Parameters<typeof loadCallContext>[1]) => loadCallContext(deps, ref),
     markAnswered: (ref: Parameters<typeof markAnswered>[1], answeredAt: string) => markAnswered(deps, ref, answeredAt),
     connectAgent: (ref: Parameters<typeof connectAgent>[1]) => connectAgent(deps, ref),

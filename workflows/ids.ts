@@ -5,3 +5,4 @@ export const campaignRunWorkflowId = (tenantId: string, campaignId: string) => `
 export const callSessionWorkflowId = (tenantId: string, callUuid: string) => `call:${tenantId}:${callUuid}`;
 export const callbackWorkflowId = (tenantId: string, callbackId: string) => `callback:${tenantId}:${callbackId}`;
 export const promiseWorkflowId = (tenantId: string, promiseId: string) => `promise:${tenantId}:${promiseId}`;
+export const placeCallWorkflowId = (tenantId: string, callAttemptId: string) => `dial:${tenantId}:${callAttemptId}`;

@@ -5,3 +5,4 @@ export { callbackTimerWorkflow } from './callback.workflow';
 export { promiseDeadlineWorkflow } from './promise.workflow';
 export { campaignRunWorkflow } from './campaign-run.workflow';
 export { callSessionWorkflow } from './call-session.workflow';
+export { placeCallWorkflow } from './place-call.workflow';

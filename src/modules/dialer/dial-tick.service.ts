@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/common';
 import type { AppDeps } from '../../deps';
 import { appendAuditSql } from '../../lib/audit';
 import { withTenantSql, type SqlTx } from '../../lib/tenancy';
@@ -70,7 +71,7 @@ export function tickRowId(tickKey: string, index: number): string {
   return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
 }
 
-interface CampaignRow {
+export interface CampaignRow {
   state: string;
   campaign_type: string;
   ai_voice: boolean;
@@ -94,7 +95,7 @@ export interface PlannedCall {
   call_uuid: string | null;
 }
 
-async function readCampaign(sql: SqlTx, campaignId: string): Promise<CampaignRow | null> {
+export async function readCampaign(sql: SqlTx, campaignId: string): Promise<CampaignRow | null> {
   const [row] = await sql.query<CampaignRow>(
     `SELECT c.state, c.campaign_type, c.ai_voice, c.amd_enabled, c.caller_ids, c.caller_id_pool::text[] AS caller_id_pool,
             c.abandonment_threshold::text, c.min_dial_ratio::text, c.max_dial_ratio::text,
@@ -111,7 +112,7 @@ async function readCampaign(sql: SqlTx, campaignId: string): Promise<CampaignRow
  * so a quarantined number stops at once), or the legacy caller_ids when the pool is empty. An
  * empty result for a non-empty pool means every DID is parked: the campaign dials nothing.
  */
-async function callerIds(sql: SqlTx, campaign: CampaignRow): Promise<string[] | null> {
+export async function callerIds(sql: SqlTx, campaign: CampaignRow): Promise<string[] | null> {
   if (campaign.caller_id_pool.length === 0) return campaign.caller_ids;
   const rows = await sql.query<{ e164: string }>(`SELECT e164 FROM dids WHERE id = ANY ($1::uuid[]) AND status = 'active' ORDER BY e164`, [
     campaign.caller_id_pool,
@@ -349,6 +350,30 @@ export async function placeCalls(
     }
   }
   return { placed, notPlaced };
+}
+
+/** Places one recorded attempt (a human-initiated dial): the activity behind placeCallWorkflow. */
+export async function placeRecordedCall(
+  deps: AppDeps,
+  input: { tenantId: string; callAttemptId: string; agentId: string | null },
+): Promise<{ placed: number; notPlaced: number }> {
+  const [row] = await withTenantSql(deps.db, input.tenantId, (sql) =>
+    sql.query<PlannedCall & { campaign_id: string; campaign_type: string; amd_enabled: boolean | null }>(
+      `SELECT a.id, a.debt_id, a.to_number, a.from_number, a.call_uuid, a.campaign_id, c.campaign_type, c.amd_enabled
+         FROM call_attempts a JOIN campaigns c ON c.id = a.campaign_id
+        WHERE a.id = $1 AND a.corrects_id IS NULL`,
+      [input.callAttemptId],
+    ),
+  );
+  if (!row) throw ApplicationFailure.nonRetryable(`call attempt ${input.callAttemptId} not found`, 'CallAttemptNotFound');
+  return placeCalls(
+    deps,
+    input.tenantId,
+    { id: row.campaign_id, campaign_type: row.campaign_type, amd_enabled: row.amd_enabled },
+    [row],
+    { gateway: null, agent_domain: null },
+    input.agentId ? { dd_agent_id: input.agentId } : {},
+  );
 }
 
 /**
