@@ -29,6 +29,7 @@ import { surveyRoutes } from './modules/survey/survey.routes';
 import { userRoutes } from './modules/users/user.routes';
 import { campaignLifecycleRoutes } from './modules/campaigns/campaign-lifecycle.routes';
 import { campaignRoutes } from './modules/campaigns/campaign.routes';
+import { dialRoutes } from './modules/dial/dial.routes';
 import { didRoutes } from './modules/dids/did.routes';
 
 /** /v1 paths that carry no tenant bearer (their own auth, or none). */
@@ -86,6 +87,7 @@ export function createApp(deps: AppDeps, httpMetrics: HttpMetrics): OpenAPIHono<
   app.route('/', complianceReportRoutes(deps));
   app.route('/', campaignRoutes(deps));
   app.route('/', campaignLifecycleRoutes(deps));
+  app.route('/', dialRoutes(deps));
   app.route('/', didRoutes(deps));
   app.route('/', cdrRoutes(deps));
   app.route('/', callbackRoutes(deps));

@@ -62,6 +62,7 @@ export const unsupportedMediaType = (message: string) => new AppError(415, 'unsu
 export const unprocessable = (message: string) => new AppError(422, 'unprocessable', message);
 export const rateLimited = (message = 'too many requests; retry with backoff') =>
   new AppError(429, 'rate_limited', message);
+export const throttled = (message = 'rate brake reached; retry with backoff and jitter') => new AppError(429, 'throttled', message);
 export const internal = (message = 'internal error; retry with backoff') => new AppError(500, 'internal', message);
 
 const PG_UNIQUE_VIOLATION = '23505';

@@ -120,7 +120,7 @@ export async function callerIds(sql: SqlTx, campaign: CampaignRow): Promise<stri
   return rows.length ? rows.map((r) => r.e164) : null;
 }
 
-async function availableAgents(sql: SqlTx): Promise<number> {
+export async function availableAgents(sql: SqlTx): Promise<number> {
   const [row] = await sql.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM agents WHERE status = 'active' AND presence = 'available' AND sip_extension IS NOT NULL`,
   );
