@@ -70,7 +70,9 @@ export function campaignLifecycleRoutes(deps: AppDeps) {
       async (c) => {
         const principal = c.get('principal');
         const { id } = c.req.valid('param');
-        const options = takesOptions ? ((c.req.valid('json' as never) as typeof DEFAULT_RUNNER_OPTIONS | undefined) ?? DEFAULT_RUNNER_OPTIONS) : DEFAULT_RUNNER_OPTIONS;
+        // Without a JSON body the validator hands over `{}` (not undefined and without the zod
+        // defaults): parsing it here gives every run the full, defaulted options.
+        const options = takesOptions ? RunnerOptionsBody.parse(c.req.valid('json' as never) ?? {}) : DEFAULT_RUNNER_OPTIONS;
         return c.json({ campaign: await transitionCampaign(deps, principal.tenantId, actorOf(principal), id, verb, options) }, 200);
       },
     );
@@ -85,7 +87,8 @@ export function campaignLifecycleRoutes(deps: AppDeps) {
       middleware,
       summary: 'Live counters of the campaign run',
       description: `\`stats\` comes from the open run workflow (a query) while the campaign is running; it is null when the campaign is
-not running or no run is open. Counters cover calls placed since the run started (they survive continue-as-new and worker restarts:
+not running, no run is open or the run does not answer within a few seconds (no worker polls its task queue). A 500 \`internal\`
+means the workflow service could not be read. Counters cover calls placed since the run started (they survive continue-as-new and worker restarts:
 they are read from the CDR).`,
       request: { params: IdParam },
       responses: { 200: jsonContent(StatsEnvelope, 'Run counters'), ...errorResponses(401, 403, 404, 500) },

@@ -30,22 +30,25 @@ export async function transitionCampaign(
   verb: LifecycleVerb,
   options: RunnerOptions = DEFAULT_RUNNER_OPTIONS,
 ) {
+  // The path id may be any spelling PostgreSQL reads as this uuid (upper case, say): from the lock
+  // on, the campaign is named by its canonical id, so the workflow id (a business key), its search
+  // attributes and the audit subject are the same whatever the caller wrote.
   const view = await withTenant(deps.db, tenantId, async (tx) => {
-    const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM campaigns WHERE id = ${id}::uuid FOR UPDATE`;
-    const row = locked.length ? await tx.campaign.findUnique({ where: { id } }) : null;
+    const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id::text AS id FROM campaigns WHERE id = ${id}::uuid FOR UPDATE`;
+    const row = locked.length ? await tx.campaign.findUnique({ where: { id: locked[0]!.id } }) : null;
     if (!row) throw notFound();
     const to = lifecycleTarget(verb, row.state);
     if (to === null) {
       throw conflict(`cannot ${verb} a campaign in state ${row.state} (${verb} accepts ${acceptedStates(verb).join(', ')})`);
     }
     if (to === row.state) return campaignView(row);
-    const updated = await tx.campaign.update({ where: { id }, data: { state: to } });
+    const updated = await tx.campaign.update({ where: { id: row.id }, data: { state: to } });
     await appendAudit(tx, tenantId, {
       actorType: actor.type,
       actorId: actor.id,
       action: `campaign.${verb}`,
       subjectType: 'campaign',
-      subjectId: id,
+      subjectId: row.id,
       payload: { from: row.state, to, ...(verb === 'start' || verb === 'resume' ? { runner_options: options } : {}) },
     });
     return campaignView(updated);
@@ -54,15 +57,16 @@ export async function transitionCampaign(
   if (verb === 'archive') return view;
   const temporal = deps.temporal;
   if (!temporal) throw runnerUnavailable('no workflow service is configured');
-  const workflowId = campaignRunWorkflowId(tenantId, id);
+  const campaignId = view.id;
+  const workflowId = campaignRunWorkflowId(tenantId, campaignId);
   try {
     if (verb === 'start' || verb === 'resume') {
       await temporal.workflow.signalWithStart(campaignRunWorkflow, {
         workflowId,
         taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
-        args: [{ tenantId, campaignId: id, options }],
+        args: [{ tenantId, campaignId, options }],
         signal: resumeSignal,
-        searchAttributes: { TenantId: [tenantId], CampaignId: [id] },
+        searchAttributes: { TenantId: [tenantId], CampaignId: [campaignId] },
       });
     } else {
       await temporal.workflow.getHandle(workflowId).signal(verb === 'pause' ? pauseSignal : stopSignal);
@@ -70,27 +74,44 @@ export async function transitionCampaign(
   } catch (err) {
     // No open run: nothing to pause or stop (the state already says so).
     if (err instanceof WorkflowNotFoundError && verb !== 'start' && verb !== 'resume') return view;
-    deps.logger.error({ err: (err as Error).message, campaign_id: id, verb }, 'campaign run workflow not reached');
+    deps.logger.error({ err: (err as Error).message, campaign_id: campaignId, verb }, 'campaign run workflow not reached');
     throw runnerUnavailable((err as Error).message);
   }
   return view;
 }
 
+/** How long the stats route waits for Temporal (describe, then the run's own query). */
+export const RUN_STATS_DEADLINE_MS = 3000;
+
 /**
  * GET /v1/campaigns/{id}/stats: the run's own counters (a workflow query) while the campaign is
- * running and its run is open; stats null otherwise (a paused run dials nothing).
+ * running and its run is open; stats null otherwise (a paused run dials nothing). A run that does
+ * not answer its query in time (no worker polls its task queue) is not running either: the route
+ * answers stats null after RUN_STATS_DEADLINE_MS instead of waiting out Temporal's own query
+ * timeout. Only a workflow service that cannot be read at all is a 500.
  */
 export async function campaignRunStats(deps: AppDeps, tenantId: string, id: string) {
   const row = await withTenant(deps.db, tenantId, (tx) => tx.campaign.findUnique({ where: { id }, select: { id: true, state: true } }));
   if (!row) throw notFound();
   let stats: CampaignRunStats | null = null;
-  if (deps.temporal && row.state === 'running') {
-    const handle = deps.temporal.workflow.getHandle(campaignRunWorkflowId(tenantId, id));
+  const temporal = deps.temporal;
+  if (temporal && row.state === 'running') {
+    const handle = temporal.workflow.getHandle(campaignRunWorkflowId(tenantId, row.id));
+    let open = false;
     try {
-      const described = await handle.describe();
-      if (described.status.name === 'RUNNING') stats = await handle.query(statsQuery);
+      open = (await temporal.withDeadline(Date.now() + RUN_STATS_DEADLINE_MS, () => handle.describe())).status.name === 'RUNNING';
     } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) throw runnerUnavailable((err as Error).message);
+      if (!(err instanceof WorkflowNotFoundError)) {
+        deps.logger.error({ err: (err as Error).message, campaign_id: row.id }, 'campaign run not readable');
+        throw internal(`the campaign's run could not be read (${(err as Error).message}); retry`);
+      }
+    }
+    if (open) {
+      try {
+        stats = await temporal.withDeadline(Date.now() + RUN_STATS_DEADLINE_MS, () => handle.query(statsQuery));
+      } catch (err) {
+        deps.logger.warn({ err: (err as Error).message, campaign_id: row.id }, 'campaign run did not answer its stats query');
+      }
     }
   }
   return { campaign_id: row.id, state: row.state, running: stats !== null, stats };

@@ -15,9 +15,12 @@ export const RunnerOptionsBody = z
       .nullable()
       .default(null)
       .openapi({ description: 'SIP gateway of consumer legs (`sofia/gateway/<gateway>/<number>`); null = the switch default `default`' }),
+    // RFC 1123 host names: dot-separated labels of 1..63 letters, digits or hyphens that neither
+    // start nor end with a hyphen, 253 characters in all (no empty label: 'a..b' is refused).
     agent_domain: z
       .string()
-      .regex(/^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/, 'a domain name')
+      .max(253, 'a domain name of at most 253 characters')
+      .regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/, 'a domain name')
       .nullable()
       .default(null)
       .openapi({ description: 'Domain of agent legs (`user/<extension>@<domain>`); null = the switch default domain' }),
