@@ -68,10 +68,13 @@ export async function callSessionWorkflow(input: CallSessionInput): Promise<{ di
     await acts.hangupCall(ref);
   };
 
-  const connect = async () => {
+  // The consumer waits at most the abandonment window for an agent, counted from the answer or,
+  // for a menu's transfer, from the key press: a caller who listened to the menu for a while
+  // and then asks for someone must not be abandoned at once because the answer is long past.
+  const connect = async (since: string | null) => {
     const result = await acts.connectAgent({
       ...ref,
-      answeredAtMs: Date.parse(answeredAt ?? new Date().toISOString()),
+      windowStartMs: Date.parse(since ?? new Date().toISOString()),
       agentDomain: input.agentDomain,
       agentId: input.agentId,
     });
@@ -84,7 +87,7 @@ export async function callSessionWorkflow(input: CallSessionInput): Promise<{ di
     if (treated || ending) return;
     treated = true;
     const c = await context();
-    if (c.treatment === 'agent') await connect();
+    if (c.treatment === 'agent') await connect(answeredAt);
     else if (c.treatment === 'message' && c.campaignId) await acts.playMessage({ ...ref, campaignId: c.campaignId });
     else if (c.treatment === 'menu' && c.campaignId) {
       awaitingKey = true;
@@ -134,7 +137,7 @@ export async function callSessionWorkflow(input: CallSessionInput): Promise<{ di
         } else if (interactive && outcome.kind === 'action') {
           awaitingKey = false;
           if (outcome.action === 'hangup') await hangup();
-          else await connect();
+          else await connect(event.at);
         } else if (interactive && outcome.kind === 'submenu' && c.campaignId) {
           menuPath = outcome.path;
           awaitingKey = true;

@@ -26,6 +26,12 @@ export interface CampaignRunInput {
   tenantId: string;
   campaignId: string;
   options: RunnerOptions;
+  /**
+   * Ticks before the run continues as new (default TICKS_PER_RUN). A test and operations knob:
+   * tests use a small value to see the hand-over happen; an operator may lower it for a campaign
+   * whose ticks carry large payloads (the history grows per tick). Kept across continue-as-new.
+   */
+  ticksPerRun?: number;
   /** Carried across continue-as-new. */
   carried?: {
     runStartedAt: string;
@@ -131,7 +137,7 @@ export async function campaignRunWorkflow(input: CampaignRunInput): Promise<{ en
     if (result.state === null || result.state === 'completed' || result.state === 'archived') return { ended: result.state ?? 'campaign_gone', ticks: tick };
     if (result.state !== 'running') paused = true;
 
-    if (ticksThisRun >= TICKS_PER_RUN || workflowInfo().continueAsNewSuggested) {
+    if (ticksThisRun >= (input.ticksPerRun ?? TICKS_PER_RUN) || workflowInfo().continueAsNewSuggested) {
       await continueAsNew<typeof campaignRunWorkflow>({
         ...input,
         carried: { runStartedAt, tick, blocked, paused, pacing, lastCounters: counters },

@@ -81,29 +81,45 @@ export async function markAnswered(deps: AppDeps, ref: CallRef, answeredAt: stri
   );
 }
 
-async function claimAgent(deps: AppDeps, tenantId: string, only: string | null, skip: string[]): Promise<{ id: string; sip_extension: string } | null> {
+/**
+ * Takes an available agent for a call. The agent is tied to the call from the claim on (not only
+ * once bridged), so whatever releases it later (the session's end, the reaper) can tell whether it
+ * still holds this call or has since taken another.
+ */
+async function claimAgent(
+  deps: AppDeps,
+  tenantId: string,
+  callAttemptId: string,
+  only: string | null,
+  skip: string[],
+): Promise<{ id: string; sip_extension: string } | null> {
   const [row] = await withTenantSql(deps.db, tenantId, (sql) =>
     sql.query<{ id: string; sip_extension: string }>(
-      `UPDATE agents SET presence = 'on_call', updated_at = now()
+      `UPDATE agents SET presence = 'on_call', active_call_attempt_id = $3::uuid, updated_at = now()
         WHERE id = (SELECT id FROM agents
                      WHERE status = 'active' AND presence = 'available' AND sip_extension IS NOT NULL
                        AND ($1::uuid IS NULL OR id = $1::uuid) AND NOT (id = ANY ($2::uuid[]))
                      ORDER BY updated_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
         RETURNING id, sip_extension`,
-      [only, skip],
+      [only, skip, callAttemptId],
     ),
   );
   return row ?? null;
 }
 
-async function releaseAgent(sql: SqlTx, agentId: string): Promise<void> {
+/**
+ * Frees the agent only while it still holds this call: a late or repeated release (a hangup report
+ * after the reaper, a retried finalize) must not free an agent that is talking on its next call.
+ */
+async function releaseAgent(sql: SqlTx, agentId: string, callAttemptId: string): Promise<void> {
   await sql.query(
-    `UPDATE agents SET presence = 'available', active_call_attempt_id = NULL, updated_at = now() WHERE id = $1 AND presence = 'on_call'`,
-    [agentId],
+    `UPDATE agents SET presence = 'available', active_call_attempt_id = NULL, updated_at = now()
+      WHERE id = $1 AND presence = 'on_call' AND active_call_attempt_id = $2::uuid`,
+    [agentId, callAttemptId],
   );
 }
 
-/** Agents still held by calls that just got a final row without their session (the reaper). */
+/** Agents still held by calls that just got their final row (the session's end, the reaper). */
 export async function releaseAgentsOfCalls(sql: SqlTx, callAttemptIds: string[]): Promise<void> {
   if (callAttemptIds.length === 0) return;
   await sql.query(
@@ -118,28 +134,26 @@ export type ConnectResult = { status: 'connected'; agentId: string; agentLegUuid
 /**
  * Puts an agent on an answered call: claims an available agent (or the named one), rings the
  * agent's extension and bridges it to the consumer. With no agent on the line within two seconds
- * of the answer the call is abandoned and the seller identification message is played.
+ * of `windowStartMs` (the answer, or the moment a menu caller asked for an agent) the call is
+ * abandoned and the seller identification message is played.
  */
 export async function connectAgent(
   deps: AppDeps,
-  ref: CallRef & { answeredAtMs: number; agentDomain: string | null; agentId: string | null },
+  ref: CallRef & { windowStartMs: number; agentDomain: string | null; agentId: string | null },
 ): Promise<ConnectResult> {
   const commands = switchCommands(deps, ref.agentDomain);
-  const deadline = ref.answeredAtMs + ABANDON_AFTER_MS;
+  const deadline = ref.windowStartMs + ABANDON_AFTER_MS;
   const unreachable: string[] = [];
   for (;;) {
-    const agent = await claimAgent(deps, ref.tenantId, ref.agentId, unreachable);
+    const agent = await claimAgent(deps, ref.tenantId, ref.callAttemptId, ref.agentId, unreachable);
     if (agent) {
       let legUuid: string | null = null;
       try {
         legUuid = (await commands.originateAndWait({ to: { type: 'agent', extension: agent.sip_extension }, variables: { dd_agent_id: agent.id } }, AGENT_ANSWER_TIMEOUT_MS)).uuid;
         await commands.bridge(ref.callUuid, legUuid);
-        await withTenantSql(deps.db, ref.tenantId, (sql) =>
-          sql.query('UPDATE agents SET active_call_attempt_id = $2 WHERE id = $1', [agent.id, ref.callAttemptId]),
-        );
         return { status: 'connected', agentId: agent.id, agentLegUuid: legUuid };
       } catch (err) {
-        await withTenantSql(deps.db, ref.tenantId, (sql) => releaseAgent(sql, agent.id));
+        await withTenantSql(deps.db, ref.tenantId, (sql) => releaseAgent(sql, agent.id, ref.callAttemptId));
         if (legUuid) {
           // The agent answered but the consumer is gone: nothing to connect.
           await commands.hangup(legUuid).catch(() => undefined);
@@ -244,7 +258,9 @@ export async function finalizeCall(
       amdVerdict: ref.facts.amdVerdict,
       agentId: ref.agentId,
     });
-    if (ref.agentId) await releaseAgent(sql, ref.agentId);
+    // Every agent this call still holds, not only the one the session knows: a retried connect
+    // may have claimed one whose result the session never saw.
+    await releaseAgentsOfCalls(sql, [ref.callAttemptId]);
     return id !== null;
   });
   return { disposition, written };
