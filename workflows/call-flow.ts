@@ -99,14 +99,16 @@ export interface HangupFacts {
 }
 
 /**
- * The engine disposition of a finished call: abandoned (answered, no agent in time), machine
- * (answered by an answering machine), answered_human, or the unanswered outcomes busy, no_answer,
+ * The engine disposition of a finished call: machine (answered by an answering machine),
+ * abandoned (a person answered and no agent came in time), answered_human, or the unanswered outcomes busy, no_answer,
  * canceled, rejected and failed.
  */
 export function dispositionOf(f: HangupFacts): string {
   if (f.answered) {
-    if (f.abandoned) return 'abandoned';
+    // The abandonment rate counts calls a person answered (47 CFR 64.1200(a)(7)): a machine that
+    // heard the identification message is a machine, not an abandoned consumer.
     if (f.amdVerdict === 'MACHINE') return 'machine';
+    if (f.abandoned) return 'abandoned';
     return 'answered_human';
   }
   switch (f.hangupCause) {

@@ -52,14 +52,15 @@ export interface CampaignRunStats {
   pacing: { ratio: number; abandoned: number; connected: number; abandonment_rate: number | null; tokens: number | null };
 }
 
-export const resumeSignal = defineSignal('resume');
+/** Releases a paused run; with options (a resume that sent them) the run adopts them from its next tick. */
+export const resumeSignal = defineSignal<[RunnerOptions | null]>('resume');
 export const pauseSignal = defineSignal('pause');
 export const stopSignal = defineSignal('stop');
 /** Something became due (a callback timer): tick now instead of at the end of the pause. */
 export const wakeSignal = defineSignal('wake');
 export const statsQuery = defineQuery<CampaignRunStats>('stats');
 /** For operators (Temporal Web UI, tctl): whether the loop is held and how far it got. */
-export const runStateQuery = defineQuery<{ paused: boolean; stopped: boolean; tick: number; runStartedAt: string }>('runState');
+export const runStateQuery = defineQuery<{ paused: boolean; stopped: boolean; tick: number; runStartedAt: string; options: RunnerOptions }>('runState');
 
 /**
  * One campaign run: every tick_ms one dialTick activity (reap, pace, decide, record, originate).
@@ -71,6 +72,7 @@ export const runStateQuery = defineQuery<{ paused: boolean; stopped: boolean; ti
 export async function campaignRunWorkflow(input: CampaignRunInput): Promise<{ ended: string; ticks: number }> {
   const info = workflowInfo();
   const carried = input.carried;
+  let options = input.options;
   let tick = carried?.tick ?? 0;
   let paused = carried?.paused ?? false;
   let stopped = false;
@@ -81,7 +83,8 @@ export async function campaignRunWorkflow(input: CampaignRunInput): Promise<{ en
   const runStartedAt = carried?.runStartedAt ?? new Date(info.startTime.getTime()).toISOString();
   let pacing: PacingState = carried?.pacing ?? { ratio: 1, recent: [], connected: 0, abandoned: 0 };
 
-  setHandler(resumeSignal, () => {
+  setHandler(resumeSignal, (newOptions) => {
+    if (newOptions) options = newOptions;
     paused = false;
     woken = true;
   });
@@ -109,7 +112,7 @@ export async function campaignRunWorkflow(input: CampaignRunInput): Promise<{ en
     },
   }));
 
-  setHandler(runStateQuery, () => ({ paused, stopped, tick, runStartedAt }));
+  setHandler(runStateQuery, () => ({ paused, stopped, tick, runStartedAt, options }));
 
   let ticksThisRun = 0;
   for (;;) {
@@ -123,7 +126,7 @@ export async function campaignRunWorkflow(input: CampaignRunInput): Promise<{ en
       campaignId: input.campaignId,
       workflowId: info.workflowId,
       tickKey: `${info.runId}:${tick}`,
-      options: input.options,
+      options,
       pacing,
       lastCounters: counters,
       runStartedAt,
@@ -134,16 +137,19 @@ export async function campaignRunWorkflow(input: CampaignRunInput): Promise<{ en
     tokens = result.tokens;
     pacing = result.pacing;
     counters = result.run;
-    if (result.state === null || result.state === 'completed' || result.state === 'archived') return { ended: result.state ?? 'campaign_gone', ticks: tick };
+    // stop persists completed before it signals: a tick that reads it first ends the run the same way.
+    if (result.state === 'completed') return { ended: 'stopped', ticks: tick };
+    if (result.state === null || result.state === 'archived') return { ended: result.state ?? 'campaign_gone', ticks: tick };
     if (result.state !== 'running') paused = true;
 
     if (ticksThisRun >= (input.ticksPerRun ?? TICKS_PER_RUN) || workflowInfo().continueAsNewSuggested) {
       await continueAsNew<typeof campaignRunWorkflow>({
         ...input,
+        options,
         carried: { runStartedAt, tick, blocked, paused, pacing, lastCounters: counters },
       });
     }
     woken = false;
-    await condition(() => stopped || woken || paused, input.options.tick_ms);
+    await condition(() => stopped || woken || paused, options.tick_ms);
   }
 }

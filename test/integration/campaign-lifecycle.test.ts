@@ -577,6 +577,24 @@ describe('with a worker: the run follows the lifecycle', () => {
     expect((await stats(tenant, id)).body).toEqual({ campaign_id: id, state: 'completed', running: false, stats: null });
   });
 
+  it('resume with runner options: the open run adopts them; resume without keeps its own', async () => {
+    const id = await create(tenant, {}, runApp);
+    await callOk(tenant, id, 'start', { tick_ms: 60_000, batch_size: 7 }, runApp);
+    const handle = runHandle(tenant, id, runApp);
+    await until(handle, (s) => s.tick >= 1, 'the first tick');
+    await callOk(tenant, id, 'pause', undefined, runApp);
+    await until(handle, (s) => s.paused, 'the pause signal');
+    await callOk(tenant, id, 'resume', undefined, runApp);
+    expect((await until(handle, (s) => !s.paused, 'the resume signal')).options).toMatchObject({ tick_ms: 60_000, batch_size: 7 });
+    await callOk(tenant, id, 'pause', undefined, runApp);
+    await until(handle, (s) => s.paused, 'the second pause');
+    await callOk(tenant, id, 'resume', { tick_ms: 30_000 }, runApp);
+    const resumed = await until(handle, (s) => !s.paused, 'the resume with options');
+    expect(resumed.options).toMatchObject({ tick_ms: 30_000, batch_size: 50 });
+    await callOk(tenant, id, 'stop', undefined, runApp);
+    await expect(handle.result()).resolves.toMatchObject({ ended: 'stopped' });
+  });
+
   it('stop on a paused campaign ends its held run', async () => {
     const id = await create(tenant, {}, runApp);
     await callOk(tenant, id, 'start', { tick_ms: 60_000 }, runApp);

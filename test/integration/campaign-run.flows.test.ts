@@ -709,11 +709,7 @@ describe('call flows of a campaign run against the switch simulator', () => {
     await stopCampaign(env, tenant, campaignId);
   });
 
-  // The three tests below state the intended behaviour and fail on bugs of dial-tick.service.ts
-  // (reported, not fixed here): `it.failing` passes while the bug is there and turns red once it is
-  // fixed, to be switched back to `it`.
-
-  it.failing('[dial-tick bug] a refused callback rests like a refused lead instead of taking every tick\'s batch', async () => {
+  it('a refused callback rests like a refused lead instead of taking every tick\'s batch', async () => {
     const env = fast;
     const tenant = await provisionTenant(env.app);
     await disclose(env, tenant);
@@ -741,7 +737,7 @@ describe('call flows of a campaign run against the switch simulator', () => {
     }
   });
 
-  it.failing('[dial-tick bug] progressive with deferred bridge: a call waiting for its AMD verdict holds its agent (no second line)', async () => {
+  it('progressive with deferred bridge: a call waiting for its AMD verdict holds its agent (no second line)', async () => {
     const env = slowAmd;
     const tenant = await provisionTenant(env.app);
     const watch = new CallWatch(env.rig.sim, tenant.tenantId);
@@ -766,7 +762,7 @@ describe('call flows of a campaign run against the switch simulator', () => {
     }
   });
 
-  it.failing('[dial-tick bug] the run\'s agent_domain reaches the agent leg', async () => {
+  it('the run\'s agent_domain reaches the agent leg', async () => {
     const env = fast;
     const tenant = await provisionTenant(env.app);
     const agentLegs: SwitchEvent[] = [];

@@ -357,9 +357,9 @@ describe('key menus', () => {
 describe('dispositionOf', () => {
   const base: HangupFacts = { hangupCause: 'NORMAL_CLEARING', answered: true, amdVerdict: null, abandoned: false };
 
-  it('answered: abandoned wins over the AMD verdict', () => {
+  it('answered: abandoned, unless a machine took the call (abandonment counts people only)', () => {
     expect(dispositionOf({ ...base, abandoned: true })).toBe('abandoned');
-    expect(dispositionOf({ ...base, abandoned: true, amdVerdict: 'MACHINE' })).toBe('abandoned');
+    expect(dispositionOf({ ...base, abandoned: true, amdVerdict: 'MACHINE' })).toBe('machine');
   });
 
   it('answered by a machine', () => {

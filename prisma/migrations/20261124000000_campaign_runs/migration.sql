@@ -42,3 +42,7 @@ CREATE INDEX call_attempts_number_idx ON call_attempts (tenant_id, to_number, st
 -- call's final row is written (by its session or by the reaper), so an agent whose call lost its
 -- hangup event is not held on_call forever.
 ALTER TABLE agents ADD COLUMN active_call_attempt_id uuid REFERENCES call_attempts (id);
+
+-- A due callback the compliance engine refused rests until retry_at (blocked_cooldown_ms), like a
+-- refused lead, instead of being decided again every tick.
+ALTER TABLE callbacks ADD COLUMN retry_at timestamptz(3);

@@ -39,7 +39,8 @@ const DESCRIPTIONS: Record<(typeof LIFECYCLE_VERBS)[number], string> = {
 ${acceptedStates('start').join(', ')}; on a running campaign it changes nothing (idempotent). The optional body holds the runner options,
 validated fail-closed: a wrong type, a value out of range or any other key (\`ai_disclosure_configured\` included) is 400 and nothing
 changes. A 500 \`internal\` after the state was saved (the workflow service unreachable) is safe to repeat.`,
-  resume: 'Alias of start.',
+  resume: `Alias of start. On a paused campaign whose run is open, runner options sent with the call replace the run's own from its
+next tick; without a body the run keeps the options it has.`,
   pause: `Persists \`paused\`, then signals the run: it stops dialing; calls in flight finish and reach the CDR. Accepted from
 ${acceptedStates('pause').join(', ')}.`,
   stop: `Persists \`completed\` (terminal), then signals the run to end. Accepted from ${acceptedStates('stop').join(', ')}; a draft
@@ -72,8 +73,10 @@ export function campaignLifecycleRoutes(deps: AppDeps) {
         const { id } = c.req.valid('param');
         // Without a JSON body the validator hands over `{}` (not undefined and without the zod
         // defaults): parsing it here gives every run the full, defaulted options.
-        const options = takesOptions ? RunnerOptionsBody.parse(c.req.valid('json' as never) ?? {}) : DEFAULT_RUNNER_OPTIONS;
-        return c.json({ campaign: await transitionCampaign(deps, principal.tenantId, actorOf(principal), id, verb, options) }, 200);
+        const raw = takesOptions ? ((c.req.valid('json' as never) ?? {}) as Record<string, unknown>) : {};
+        const options = takesOptions ? RunnerOptionsBody.parse(raw) : DEFAULT_RUNNER_OPTIONS;
+        const given = Object.keys(raw).length > 0;
+        return c.json({ campaign: await transitionCampaign(deps, principal.tenantId, actorOf(principal), id, verb, options, given) }, 200);
       },
     );
   }

@@ -29,6 +29,8 @@ export async function transitionCampaign(
   id: string,
   verb: LifecycleVerb,
   options: RunnerOptions = DEFAULT_RUNNER_OPTIONS,
+  /** The caller sent options: an open run adopts them on resume; otherwise it keeps its own. */
+  optionsGiven = false,
 ) {
   // The path id may be any spelling PostgreSQL reads as this uuid (upper case, say): from the lock
   // on, the campaign is named by its canonical id, so the workflow id (a business key), its search
@@ -49,7 +51,7 @@ export async function transitionCampaign(
       action: `campaign.${verb}`,
       subjectType: 'campaign',
       subjectId: row.id,
-      payload: { from: row.state, to, ...(verb === 'start' || verb === 'resume' ? { runner_options: options } : {}) },
+      payload: { from: row.state, to, ...((verb === 'start' || verb === 'resume') && (optionsGiven || row.state === 'draft') ? { runner_options: options } : {}) },
     });
     return campaignView(updated);
   });
@@ -66,6 +68,7 @@ export async function transitionCampaign(
         taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
         args: [{ tenantId, campaignId, options }],
         signal: resumeSignal,
+        signalArgs: [optionsGiven ? options : null],
         searchAttributes: { TenantId: [tenantId], CampaignId: [campaignId] },
       });
     } else {

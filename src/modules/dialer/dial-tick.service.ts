@@ -127,11 +127,15 @@ export async function availableAgents(sql: SqlTx): Promise<number> {
   return row?.n ?? 0;
 }
 
-/** Calls of the campaign placed, not yet answered and not finished. */
+/**
+ * Calls of the campaign in progress that no agent holds yet: ringing, or answered and waiting for
+ * an AMD verdict or an agent. Each will want an agent, so pacing counts them against the seats.
+ */
 async function ringing(sql: SqlTx, campaignId: string, now: Date): Promise<number> {
   const [row] = await sql.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM call_attempts o
-      WHERE o.corrects_id IS NULL AND o.campaign_id = $1 AND o.answered_at IS NULL
+      WHERE o.corrects_id IS NULL AND o.campaign_id = $1
+        AND NOT EXISTS (SELECT 1 FROM agents ag WHERE ag.active_call_attempt_id = o.id)
         AND o.started_at > $2::timestamptz - make_interval(secs => $3 / 1000.0)
         AND NOT EXISTS (SELECT 1 FROM call_attempts c WHERE c.corrects_id = o.id AND c.ended_at IS NOT NULL)`,
     [campaignId, now, IN_FLIGHT_HORIZON_MS],
@@ -193,6 +197,7 @@ async function decideAndRecord(deps: AppDeps, input: TickInput, ratio: number, i
       `SELECT cb.id, cb.debt_id, cb.contact_phone, d.external_ref
          FROM callbacks cb JOIN debts d ON d.id = cb.debt_id
         WHERE cb.campaign_id = $1 AND cb.status = 'pending' AND cb.scheduled_at <= $2
+          AND (cb.retry_at IS NULL OR cb.retry_at <= $2)
         ORDER BY cb.priority DESC, cb.scheduled_at, cb.id
         LIMIT $3
         FOR UPDATE OF cb, d SKIP LOCKED`,
@@ -247,6 +252,15 @@ async function decideAndRecord(deps: AppDeps, input: TickInput, ratio: number, i
         WHERE id = ANY ($1::uuid[]) OR id = ANY ($2::uuid[])`,
       [planned.map((p) => p.debt_id), refusedDebts, now, REDIAL_AFTER_MS, input.options.blocked_cooldown_ms],
     );
+    // A refused callback rests like a refused lead instead of taking every tick's batch.
+    const refusedCallbacks = candidates.filter((c, i) => c.callbackId !== null && !(decisions[i]!.allowed && decisions[i]!.decisionId !== null));
+    if (refusedCallbacks.length) {
+      await sql.query(`UPDATE callbacks SET retry_at = $2::timestamptz + make_interval(secs => $3 / 1000.0) WHERE id = ANY ($1::uuid[])`, [
+        refusedCallbacks.map((c) => c.callbackId),
+        now,
+        input.options.blocked_cooldown_ms,
+      ]);
+    }
     // A callback the loop placed has been honoured; an agent still records the conversation's outcome.
     const dialedCallbacks = candidates
       .map((c, i) => ({ c, call: planned.find((p) => p.debt_id === c.debtId && decisions[i]!.allowed) }))
@@ -322,7 +336,14 @@ export async function placeCalls(
         callerIdNumber: call.from_number ?? undefined,
         timeoutSec: RING_TIMEOUT_SEC,
         amd,
-        variables: { dd_tenant_id: tenantId, dd_campaign_id: campaign.id, dd_call_attempt_id: call.id, ...extraVariables },
+        // Read back by the event relay: the call session needs the tenant, the attempt and where agents live.
+        variables: {
+          dd_tenant_id: tenantId,
+          dd_campaign_id: campaign.id,
+          dd_call_attempt_id: call.id,
+          ...(options.agent_domain ? { dd_agent_domain: options.agent_domain } : {}),
+          ...extraVariables,
+        },
       });
       placed += 1;
     } catch (err) {
