@@ -43,9 +43,17 @@ export interface SwitchRig {
   close(): Promise<void>;
 }
 
-export async function startSwitchRig(opts: { ringMs?: number; talkMs?: number; promptMs?: number } = {}): Promise<SwitchRig> {
+export async function startSwitchRig(opts: { ringMs?: number; talkMs?: number; promptMs?: number; amdMs?: number } = {}): Promise<SwitchRig> {
   const password = randomUUID();
-  const sim = await startSwitchSimulator({ host: '127.0.0.1', port: 0, password, ringMs: opts.ringMs ?? 100, talkMs: opts.talkMs ?? 400, promptMs: opts.promptMs ?? 100 });
+  const sim = await startSwitchSimulator({
+    host: '127.0.0.1',
+    port: 0,
+    password,
+    ringMs: opts.ringMs ?? 100,
+    talkMs: opts.talkMs ?? 400,
+    promptMs: opts.promptMs ?? 100,
+    amdMs: opts.amdMs ?? 0,
+  });
   const esl = createEslManager({ host: '127.0.0.1', port: sim.port, password, logger: createLogger('silent'), backoff: { initialMs: 10, maxMs: 200 } });
   await esl.waitUntilUp();
   return {

@@ -4,8 +4,6 @@ import { defaultPayloadConverter, defineSearchAttributeKey, SearchAttributeType,
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/lib/logger';
 import { createMetrics } from '../../src/lib/metrics';
-import { errorHandler } from '../../src/lib/http-middleware';
-import { createRouter } from '../../src/lib/openapi';
 import { withTenant } from '../../src/lib/tenancy';
 import { campaignLifecycleRoutes } from '../../src/modules/campaigns/campaign-lifecycle.routes';
 import { RUN_STATS_DEADLINE_MS } from '../../src/modules/campaigns/campaign-lifecycle.service';
@@ -15,6 +13,7 @@ import { runStateQuery } from '../../workflows/campaign-run.workflow';
 import { campaignRunWorkflowId } from '../../workflows/ids';
 import { runWorker, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
 import { ADMIN_TOKEN, httpRequest, provisionTenant, startTestApp, testEnv, uniqueName, type HttpResult, type ProvisionedTenant, type TestApp } from '../helpers/harness';
+import { widgetRouter } from '../helpers/widget';
 
 jest.setTimeout(120_000);
 
@@ -505,14 +504,7 @@ describe('ids, credentials and scope', () => {
   it('answers 403 for a widget token (management scope) on every route', async () => {
     const id = await create(tenant);
     // The harness cannot mint a ddw_ token: install a widget principal in front of the routes.
-    const router = createRouter();
-    router.use('*', async (ctx, next) => {
-      ctx.set('logger', createLogger('silent'));
-      ctx.set('principal', { kind: 'widget', tenantId: tenant.tenantId, widgetTokenId: 'w1', agentId: tenant.adminAgentId });
-      await next();
-    });
-    router.onError(errorHandler());
-    router.route('/', campaignLifecycleRoutes(app.deps));
+    const router = widgetRouter(tenant, campaignLifecycleRoutes(app.deps));
     for (const [method, path, body] of routes(id)) {
       const res = await router.request(path, {
         method,

@@ -1,13 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { createLogger } from '../../src/lib/logger';
 import { withTenant } from '../../src/lib/tenancy';
 import { finalizeCall } from '../../src/modules/dialer/call-session.service';
 import { RunnerOptionsBody } from '../../src/modules/dialer/runner-options';
-import { createEslManager } from '../../src/switch/esl';
-import { startSwitchSimulator, type SwitchEvent, type SwitchSimulator } from '../../src/switch/simulator';
+import type { SwitchEvent, SwitchSimulator } from '../../src/switch/simulator';
 import { campaignRunWorkflow, runStateQuery, statsQuery, type CampaignRunStats } from '../../workflows/campaign-run.workflow';
 import { campaignRunWorkflowId } from '../../workflows/ids';
-import { daytimePrefix, numberEnding, runWorker, seatAgents, seedLeads, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
+import { daytimePrefix, numberEnding, runWorker, seatAgents, seedLeads, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
 import { ADMIN_TOKEN, provisionTenant, startTestApp, type ProvisionedTenant, type TestApp } from '../helpers/harness';
 
 jest.setTimeout(120_000);
@@ -27,25 +25,9 @@ interface SimTimings {
   amdMs?: number;
 }
 
-/** startSwitchRig of the dial-loop helpers, plus the AMD delay one flow needs. */
-async function startRig(timings: SimTimings): Promise<SwitchRig> {
-  const password = randomUUID();
-  const sim = await startSwitchSimulator({ host: '127.0.0.1', port: 0, password, ...timings });
-  const esl = createEslManager({ host: '127.0.0.1', port: sim.port, password, logger: createLogger('silent'), backoff: { initialMs: 10, maxMs: 200 } });
-  await esl.waitUntilUp();
-  return {
-    sim,
-    esl,
-    async close() {
-      await esl.close();
-      await sim.stop();
-    },
-  };
-}
-
 async function startEnv(timings: SimTimings): Promise<Env> {
   const taskQueue = `dial-flows-${randomUUID()}`;
-  const rig = await startRig(timings);
+  const rig = await startSwitchRig(timings);
   const app = await startTestApp({ TEMPORAL_TASK_QUEUE: taskQueue }, { esl: rig.esl });
   const worker = await runWorker(app, taskQueue);
   return { rig, app, worker, taskQueue };

@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { createLogger } from '../../src/lib/logger';
-import { errorHandler } from '../../src/lib/http-middleware';
-import { createRouter } from '../../src/lib/openapi';
 import { withTenant } from '../../src/lib/tenancy';
 import { campaignRoutes } from '../../src/modules/campaigns/campaign.routes';
 import { ADMIN_TOKEN, createUserSession, provisionTenant, uniqueName, type HttpResult, type ProvisionedTenant, type TestApp, startTestApp } from '../helpers/harness';
+import { widgetRouter } from '../helpers/widget';
 
 const MiB = 1024 * 1024;
 const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -678,14 +676,7 @@ describe('campaigns CRUD', () => {
 
     it('answers 403 for a widget token (management scope) on every route', async () => {
       const c = await create(tenant);
-      const router = createRouter();
-      router.use('*', async (ctx, next) => {
-        ctx.set('logger', createLogger('silent'));
-        ctx.set('principal', { kind: 'widget', tenantId: tenant.tenantId, widgetTokenId: 'w1', agentId: tenant.adminAgentId });
-        await next();
-      });
-      router.onError(errorHandler());
-      router.route('/', campaignRoutes(app.deps));
+      const router = widgetRouter(tenant, campaignRoutes(app.deps));
       for (const [method, path, body] of routes(c.id)) {
         const res = await router.request(path, {
           method,

@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
-import { errorHandler } from '../../src/lib/http-middleware';
-import { createLogger } from '../../src/lib/logger';
-import { createRouter } from '../../src/lib/openapi';
 import { capacity } from '../../src/modules/stats/capacity.service';
 import { statsRoutes } from '../../src/modules/stats/stats.routes';
 import { surveyRoutes } from '../../src/modules/survey/survey.routes';
 import { ADMIN_TOKEN, provisionTenant, startTestApp, uniqueName, type HttpResult, type ProvisionedTenant, type TestApp } from '../helpers/harness';
+import { widgetRouter } from '../helpers/widget';
 
 let app: TestApp;
 /** Seeds CDR and key-press rows the way the dial loop and call sessions will write them (no RLS). */
@@ -92,14 +90,7 @@ async function cdr(debt: Debt, row: Cdr = {}, atDbNow = false): Promise<string> 
 
 /** Installs `principal` in front of the given routes: the harness cannot mint a ddw_ widget token. */
 async function asWidget(tenant: ProvisionedTenant, path: string) {
-  const router = createRouter();
-  router.use('*', async (ctx, next) => {
-    ctx.set('logger', createLogger('silent'));
-    ctx.set('principal', { kind: 'widget', tenantId: tenant.tenantId, widgetTokenId: 'w1', agentId: tenant.adminAgentId });
-    await next();
-  });
-  router.onError(errorHandler());
-  router.route('/', statsRoutes(app.deps));
+  const router = widgetRouter(tenant, statsRoutes(app.deps));
   router.route('/', surveyRoutes(app.deps));
   const res = await router.request(path, { method: 'GET' });
   return { status: res.status, body: (await res.json()) as { error?: { code: string; message: string } } };

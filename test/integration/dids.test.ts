@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { createLogger } from '../../src/lib/logger';
-import { errorHandler } from '../../src/lib/http-middleware';
-import { createRouter } from '../../src/lib/openapi';
 import { withTenant } from '../../src/lib/tenancy';
 import { didRoutes } from '../../src/modules/dids/did.routes';
 import { ADMIN_TOKEN, provisionTenant, startTestApp, type HttpResult, type ProvisionedTenant, type TestApp } from '../helpers/harness';
+import { widgetRouter } from '../helpers/widget';
 
 const MiB = 1024 * 1024;
 const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -413,14 +411,7 @@ describe('DID registry', () => {
 
     it('answers 403 for a widget token (management scope) on every route', async () => {
       const did = await create(tenant);
-      const router = createRouter();
-      router.use('*', async (ctx, next) => {
-        ctx.set('logger', createLogger('silent'));
-        ctx.set('principal', { kind: 'widget', tenantId: tenant.tenantId, widgetTokenId: 'w1', agentId: tenant.adminAgentId });
-        await next();
-      });
-      router.onError(errorHandler());
-      router.route('/', didRoutes(app.deps));
+      const router = widgetRouter(tenant, didRoutes(app.deps));
       for (const [method, path, body] of routes(did.id)) {
         const res = await router.request(path, {
           method,

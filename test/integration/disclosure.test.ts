@@ -1,10 +1,8 @@
-import { createLogger } from '../../src/lib/logger';
-import { errorHandler } from '../../src/lib/http-middleware';
-import { createRouter } from '../../src/lib/openapi';
 import { withTenant } from '../../src/lib/tenancy';
 import { disclosureRoutes } from '../../src/modules/disclosure/disclosure.routes';
 import { disclosureActor } from '../../src/modules/disclosure/disclosure.service';
 import { ADMIN_TOKEN, createUserSession, provisionTenant, startTestApp, type HttpResult, type ProvisionedTenant, type TestApp } from '../helpers/harness';
+import { widgetRouter } from '../helpers/widget';
 
 const PATH = '/v1/artificial-voice-disclosure';
 const FIELDS = ['text', 'source', 'actor', 'valid', 'updated_at'].sort();
@@ -210,14 +208,7 @@ describe('artificial-voice disclosure', () => {
 
     it('is 403 for a widget token (management scope), on PUT and GET', async () => {
       const t = await provisionTenant(app);
-      const router = createRouter();
-      router.use('*', async (c, next) => {
-        c.set('logger', createLogger('silent'));
-        c.set('principal', { kind: 'widget', tenantId: t.tenantId, widgetTokenId: 'w1', agentId: t.adminAgentId });
-        await next();
-      });
-      router.onError(errorHandler());
-      router.route('/', disclosureRoutes(app.deps));
+      const router = widgetRouter(t, disclosureRoutes(app.deps));
       const res = await router.request(PATH, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: GOOD_EN }) });
       expect(res.status).toBe(403);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('forbidden');

@@ -1,11 +1,9 @@
-import { createLogger } from '../../src/lib/logger';
-import { errorHandler } from '../../src/lib/http-middleware';
-import { createRouter } from '../../src/lib/openapi';
 import { withTenant } from '../../src/lib/tenancy';
 import { reassignedNumberRoutes } from '../../src/modules/reassigned-numbers/reassigned-number.routes';
 import { utcToday } from '../../src/modules/reassigned-numbers/reassigned-number.rules';
 import { ADMIN_TOKEN, createUserSession, provisionTenant, startTestApp, type HttpResult, type ProvisionedTenant, type TestApp } from '../helpers/harness';
 import { chunkedCsvUpload } from '../helpers/uploads';
+import { widgetRouter } from '../helpers/widget';
 
 const RESULT_KEYS = ['received', 'accepted', 'recorded', 'rejected_count', 'rejected'].sort();
 const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -142,14 +140,7 @@ describe('reassigned numbers', () => {
       expectError(await importCsv(t.apiKey, `${nanp(1)},2024-01-01\n`), 403, 'forbidden');
       expectError(await lookup(t.apiKey, nanp(1)), 403, 'forbidden');
 
-      const router = createRouter();
-      router.use('*', async (c, next) => {
-        c.set('logger', createLogger('silent'));
-        c.set('principal', { kind: 'widget', tenantId: tenant.tenantId, widgetTokenId: 'w1', agentId: tenant.adminAgentId });
-        await next();
-      });
-      router.onError(errorHandler());
-      router.route('/', reassignedNumberRoutes(app.deps));
+      const router = widgetRouter(tenant, reassignedNumberRoutes(app.deps));
       const post = await router.request('/v1/reassigned-numbers/import', { method: 'POST', headers: { 'content-type': 'text/csv' }, body: `${nanp(1)},2024-01-01\n` });
       expect(post.status).toBe(403);
       const get = await router.request(`/v1/reassigned-numbers?phone=${encodeURIComponent(nanp(1))}`);

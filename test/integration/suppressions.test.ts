@@ -1,11 +1,9 @@
 import http from 'node:http';
-import { createLogger } from '../../src/lib/logger';
-import { errorHandler } from '../../src/lib/http-middleware';
-import { createRouter } from '../../src/lib/openapi';
 import { withTenant } from '../../src/lib/tenancy';
 import { suppressionRoutes } from '../../src/modules/suppressions/suppression.routes';
 import { ADMIN_TOKEN, createUserSession, provisionTenant, startTestApp, type HttpResult, type ProvisionedTenant, type TestApp } from '../helpers/harness';
 import { chunkedCsvUpload } from '../helpers/uploads';
+import { widgetRouter } from '../helpers/widget';
 
 const RESULT_KEYS = ['received', 'accepted', 'recorded', 'rejected_count', 'rejected', 'reasons_truncated'].sort();
 
@@ -315,14 +313,7 @@ describe('POST /v1/suppressions/import', () => {
   });
 
   it('refuses a widget token with 403 (management scope)', async () => {
-    const router = createRouter();
-    router.use('*', async (c, next) => {
-      c.set('logger', createLogger('silent'));
-      c.set('principal', { kind: 'widget', tenantId: tenant.tenantId, widgetTokenId: 'w1', agentId: tenant.adminAgentId });
-      await next();
-    });
-    router.onError(errorHandler());
-    router.route('/', suppressionRoutes(app.deps));
+    const router = widgetRouter(tenant, suppressionRoutes(app.deps));
     const res = await router.request('/v1/suppressions/import', { method: 'POST', headers: { 'content-type': 'text/csv' }, body: `${nanp(140)}\n` });
     expect(res.status).toBe(403);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('forbidden');

@@ -12,44 +12,19 @@ export interface Lead {
 export const WORKABLE_DEBT_STATES = ['open', 'in_collection'] as const;
 
 /**
- * The campaign's dialable leads, in dialing order: workable debts whose next_dialable_at has come
- * (null = now), each with its primary contact. Compliance is not judged here; every lead still
- * goes through the engine before anything is placed.
- */
-export async function selectDialableLeads(sql: SqlTx, campaignId: string, now: Date, limit: number): Promise<Lead[]> {
-  const rows = await sql.query<{ debt_id: string; external_ref: string; consumer_ref: string; phone: string; next_dialable_at: Date | null }>(
-    `SELECT d.id AS debt_id, d.external_ref, d.consumer_ref, c.phone_e164 AS phone, d.next_dialable_at
-       FROM debts d
-       JOIN debt_contacts c ON c.debt_id = d.id AND c.is_primary
-      WHERE d.campaign_id = $1
-        AND d.state = ANY ($2::text[])
-        AND (d.next_dialable_at IS NULL OR d.next_dialable_at <= $3)
-      ORDER BY d.next_dialable_at NULLS FIRST, d.created_at, d.id
-      LIMIT $4`,
-    [campaignId, [...WORKABLE_DEBT_STATES], now, limit],
-  );
-  return rows.map((r) => ({
-    debtId: r.debt_id,
-    externalRef: r.external_ref,
-    consumerRef: r.consumer_ref,
-    phone: r.phone,
-    nextDialableAt: r.next_dialable_at,
-  }));
-}
-
-/**
  * A number just called is not called again for this long, whichever debt it belongs to: two
  * debts of one household must not ring the same phone minutes apart.
  */
 export const NUMBER_COOLDOWN_MS = 30 * 60 * 1000;
 
-/**
- * The dial loop's form of selectDialableLeads: the same order, but it locks what it returns
- * (`FOR UPDATE SKIP LOCKED`, so two runs or a manual dial never take the same debt), skips
- * `excludeDebtIds` (taken by callbacks this tick), numbers dialed within NUMBER_COOLDOWN_MS and
- * a second debt on a number already in the batch.
- */
-export async function claimDialableLeads(sql: SqlTx, campaignId: string, now: Date, limit: number, excludeDebtIds: string[]): Promise<Lead[]> {
+interface LeadQuery {
+  /** Lock the debts returned (`FOR UPDATE SKIP LOCKED`): the dial loop and manual dials claim, previews only look. */
+  lock: boolean;
+  /** Debts already taken this tick (by callbacks). */
+  excludeDebtIds?: string[];
+}
+
+async function dialableLeads(sql: SqlTx, campaignId: string, now: Date, limit: number, q: LeadQuery): Promise<Lead[]> {
   if (limit <= 0) return [];
   const rows = await sql.query<{ debt_id: string; external_ref: string; consumer_ref: string; phone: string; next_dialable_at: Date | null }>(
     `SELECT d.id AS debt_id, d.external_ref, d.consumer_ref, c.phone_e164 AS phone, d.next_dialable_at
@@ -64,8 +39,8 @@ export async function claimDialableLeads(sql: SqlTx, campaignId: string, now: Da
                            AND a.started_at > $3::timestamptz - make_interval(secs => $6 / 1000.0))
       ORDER BY d.next_dialable_at NULLS FIRST, d.created_at, d.id
       LIMIT $4
-      FOR UPDATE OF d SKIP LOCKED`,
-    [campaignId, [...WORKABLE_DEBT_STATES], now, limit * 2, excludeDebtIds, NUMBER_COOLDOWN_MS],
+      ${q.lock ? 'FOR UPDATE OF d SKIP LOCKED' : ''}`,
+    [campaignId, [...WORKABLE_DEBT_STATES], now, limit * 2, q.excludeDebtIds ?? [], NUMBER_COOLDOWN_MS],
   );
   const seen = new Set<string>();
   const leads: Lead[] = [];
@@ -75,4 +50,22 @@ export async function claimDialableLeads(sql: SqlTx, campaignId: string, now: Da
     leads.push({ debtId: r.debt_id, externalRef: r.external_ref, consumerRef: r.consumer_ref, phone: r.phone, nextDialableAt: r.next_dialable_at });
   }
   return leads;
+}
+
+/**
+ * The campaign's dialable leads, in dialing order: workable debts whose next_dialable_at has come
+ * (null = now; a rewind sets it null), each with its primary contact, skipping numbers dialed
+ * within NUMBER_COOLDOWN_MS and a second debt on a number already listed. Compliance is not judged
+ * here; every lead still goes through the engine before anything is placed.
+ */
+export function selectDialableLeads(sql: SqlTx, campaignId: string, now: Date, limit: number): Promise<Lead[]> {
+  return dialableLeads(sql, campaignId, now, limit, { lock: false });
+}
+
+/**
+ * The dial loop's form: the same leads, locked (`FOR UPDATE SKIP LOCKED`, so two runs or a manual
+ * dial never take the same debt), without `excludeDebtIds` (taken by callbacks this tick).
+ */
+export function claimDialableLeads(sql: SqlTx, campaignId: string, now: Date, limit: number, excludeDebtIds: string[]): Promise<Lead[]> {
+  return dialableLeads(sql, campaignId, now, limit, { lock: true, excludeDebtIds });
 }
