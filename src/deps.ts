@@ -2,6 +2,7 @@ import type { Client as TemporalClient } from '@temporalio/client';
 import type { Config } from './config';
 import type { CryptoBox } from './lib/crypto-box';
 import type { Database } from './lib/db';
+import type { Resolver } from './lib/egress';
 import type { Logger } from './lib/logger';
 import type { Mailer } from './lib/mailer';
 import type { RateLimits } from './lib/rate-limit';
@@ -20,4 +21,6 @@ export interface AppDeps {
   temporal: TemporalClient | null;
   /** The switch control link; null where this process does not talk to the switch. */
   esl: EslManager | null;
+  /** DNS for the egress check (tests substitute one that answers chosen addresses). */
+  resolver: Resolver;
 }

@@ -8,6 +8,7 @@ import type { Config } from './config';
 import type { AppDeps } from './deps';
 import { CryptoBox } from './lib/crypto-box';
 import { createDatabase } from './lib/db';
+import { systemResolver } from './lib/egress';
 import type { Logger } from './lib/logger';
 import { createMailer } from './lib/mailer';
 import type { Metrics } from './lib/metrics';
@@ -40,6 +41,7 @@ export async function createDeps(config: Config, logger: Logger, temporal: Tempo
     box,
     temporal,
     esl,
+    resolver: systemResolver,
     rateLimits: new RateLimits(db.pool),
     mailer: createMailer({ smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, box, logger }),
     decoyPasswordHash: await createDecoyHash(config.PASSWORD_PBKDF2_ITERATIONS),
