@@ -5,7 +5,6 @@ import type { ActorType } from '../../lib/audit';
 import { conflict, invalid, notFound, unprocessable } from '../../lib/errors';
 import { withTenantSql, type SqlTx } from '../../lib/tenancy';
 import { agentExists } from '../cdr/cdr.repository';
-import { insertAuditRow } from '../debts/debt.repository';
 import {
   campaignExists,
   findDebtCampaign,
@@ -19,6 +18,7 @@ import {
 import { callbackTransition, leadTimeError, quarantineError, type CallbackStatus, type CallbackVerb } from './callback.rules';
 import type { CreateCallbackInput, ListCallbacksFilters } from './callback.schemas';
 import { callbackView, type CallbackRow, type CallbackView } from './callback.views';
+import { appendAuditSql } from '../../lib/audit';
 
 type Actor = { type: ActorType; id: string | null };
 
@@ -68,7 +68,7 @@ export async function createCallback(deps: AppDeps, tenantId: string, actor: Act
       note: input.note ?? null,
       priority: input.priority ?? 0,
     });
-    await insertAuditRow(sql, tenantId, {
+    await appendAuditSql(sql, tenantId, [{
       actorType: actor.type,
       actorId: actor.id,
       action: 'callback.scheduled',
@@ -82,7 +82,7 @@ export async function createCallback(deps: AppDeps, tenantId: string, actor: Act
         agent_id: row.agent_id,
         priority: row.priority,
       },
-    });
+    }]);
     return callbackView(row);
   });
   await startCallbackTimer(deps, tenantId, callback);
@@ -118,14 +118,14 @@ async function startCallbackTimer(deps: AppDeps, tenantId: string, callback: Cal
 /** Moves a locked callback to `next` with its audit entry, inside the caller's transaction. */
 async function applyCallbackStatus(sql: SqlTx, tenantId: string, actor: Actor, current: CallbackRow, next: CallbackStatus): Promise<CallbackRow> {
   const row = await setCallbackStatus(sql, tenantId, current.id, next);
-  await insertAuditRow(sql, tenantId, {
+  await appendAuditSql(sql, tenantId, [{
     actorType: actor.type,
     actorId: actor.id,
     action: `callback.${next}`,
     subjectType: 'debt',
     subjectId: row.debt_id,
     payload: { callback_id: row.id, from: current.status, to: next },
-  });
+  }]);
   return row;
 }
 

@@ -1,6 +1,8 @@
 import type { CallAttempt } from '../../../prisma/generated/client';
+import type { CryptoBox } from '../../lib/crypto-box';
+import { emitEvent } from '../../lib/events';
 import type { SqlTx } from '../../lib/tenancy';
-import { callAttemptColumns } from './call-attempt.views';
+import { callAttemptColumns, callAttemptView } from './call-attempt.views';
 import type { ListCallsFilters } from './cdr.schemas';
 
 export type CdrFilters = Omit<ListCallsFilters, 'limit' | 'cursor'>;
@@ -124,10 +126,11 @@ export interface CallOutcome {
  * The engine's final correction of a call (the call session at hangup, the reaper, a call the
  * switch never took): the call's facts with how it ended. Written once per call: when a final
  * row exists already nothing is appended and null is returned, except that the switch's own
- * hangup report supersedes a `reaped` row (the later row is the final state).
+ * hangup report supersedes a `reaped` row (the later row is the final state). The row is announced
+ * as `call.ended` (webhooks, live floor) in the same transaction.
  */
-export async function insertOutcome(sql: SqlTx, tenantId: string, originalId: string, outcome: CallOutcome): Promise<string | null> {
-  const rows = await sql.query<{ id: string }>(
+export async function insertOutcome(sql: SqlTx, box: CryptoBox, tenantId: string, originalId: string, outcome: CallOutcome): Promise<string | null> {
+  const rows = await sql.query<CallAttempt>(
     `INSERT INTO call_attempts (tenant_id, debt_id, campaign_id, agent_id, consumer_ref, debt_key, call_uuid, from_number,
        to_number, started_at, answered_at, ended_at, disposition, hangup_cause, sip_response_code, compliance_snapshot,
        amd_verdict, recording_uri, ai_used, corrects_id, inserted_at)
@@ -141,7 +144,7 @@ export async function insertOutcome(sql: SqlTx, tenantId: string, originalId: st
       WHERE o.tenant_id = $1::uuid AND o.id = $2::uuid AND o.corrects_id IS NULL
         AND NOT EXISTS (SELECT 1 FROM call_attempts f WHERE f.corrects_id = o.id AND f.ended_at IS NOT NULL
                            AND (f.disposition IS DISTINCT FROM 'reaped' OR $5::text = 'reaped'))
-     RETURNING id`,
+     RETURNING ${callAttemptColumns('call_attempts')}`,
     [
       tenantId,
       originalId,
@@ -154,5 +157,8 @@ export async function insertOutcome(sql: SqlTx, tenantId: string, originalId: st
       outcome.agentId,
     ],
   );
-  return rows[0]?.id ?? null;
+  const row = rows[0];
+  if (!row) return null;
+  await emitEvent(sql, tenantId, { event: 'call.ended', eventId: row.id, occurredAt: row.endedAt ?? outcome.endedAt, data: callAttemptView(row, box) });
+  return row.id;
 }

@@ -1,11 +1,11 @@
 import { promiseWorkflowId } from '../../../workflows/ids';
 import { promiseDeadlineWorkflow } from '../../../workflows/promise.workflow';
 import type { AppDeps } from '../../deps';
-import type { ActorType } from '../../lib/audit';
+import { appendAuditSql, type ActorType } from '../../lib/audit';
 import { invalid, notFound, rateLimited, unprocessable } from '../../lib/errors';
+import { emitEvent } from '../../lib/events';
 import { decodeTimestampIdCursor, paginate } from '../../lib/pagination';
 import { withTenantSql } from '../../lib/tenancy';
-import { insertAuditRow } from '../debts/debt.repository';
 import { insertPromise, lockDebtState, setDebtState } from '../promises/promise.repository';
 import { isPromisableDebtState } from '../promises/promise.rules';
 import { promiseView } from '../promises/promise.views';
@@ -89,6 +89,7 @@ export async function recordDisposition(
         promisedDate: promiseInput.promised_date,
         note: promiseInput.note ?? null,
       });
+      await emitEvent(sql, tenantId, { event: 'promise.recorded', eventId: promise.id, occurredAt: promise.created_at, data: promiseView(promise) });
       if (debtStateBefore !== PROMISE_TO_PAY) {
         await setDebtState(sql, tenantId, original.debtId, PROMISE_TO_PAY);
         debtState = { from: debtStateBefore, to: PROMISE_TO_PAY };
@@ -96,7 +97,7 @@ export async function recordDisposition(
     }
 
     // The note never enters the audit payload (it is plain jsonb, kept forever): only its presence.
-    await insertAuditRow(sql, tenantId, {
+    await appendAuditSql(sql, tenantId, [{
       actorType: actor.type,
       actorId: actor.id,
       action: 'call_attempt.dispositioned',
@@ -113,7 +114,7 @@ export async function recordDisposition(
           : null,
         debt_state: debtState,
       },
-    });
+    }]);
 
     return { call_attempt: callAttemptView(correction, deps.box), promise: promise ? promiseView(promise) : null };
   });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AppDeps } from '../../deps';
-import { sha256Of, type ActorType } from '../../lib/audit';
+import { sha256Of, type ActorType, appendAuditSql } from '../../lib/audit';
 import { withTenantSql } from '../../lib/tenancy';
 import {
   addPriorAttempts,
@@ -15,7 +15,6 @@ import {
   type ContactRow,
   type DebtRow,
 } from './debt-import.repository';
-import { insertAuditRow } from './debt.repository';
 import { validateImportItem, type ImportDebt } from './debt-import.validate';
 
 type Actor = { type: ActorType; id: string | null };
@@ -119,7 +118,7 @@ export async function importDebts(deps: AppDeps, tenantId: string, actor: Actor,
     }
 
     const failed = [...errors.entries()].sort((a, b) => a[0] - b[0]).map(([index, error]) => ({ index, error }));
-    await insertAuditRow(sql, tenantId, {
+    await appendAuditSql(sql, tenantId, [{
       actorType: actor.type,
       actorId: actor.id,
       action: 'debts.imported',
@@ -137,7 +136,7 @@ export async function importDebts(deps: AppDeps, tenantId: string, actor: Actor,
         consents_granted: consentsGranted,
         prior_attempts_added: priorAttemptsAdded,
       },
-    });
+    }]);
     return { imported: accepted.length, failed };
   });
 }

@@ -184,15 +184,3 @@ export async function markCeaseAndDesist(sql: SqlTx, tenantId: string, debtId: s
   return rows.length > 0;
 }
 
-/** An audit row over plain SQL (the chain trigger fills seq, prev_hash and hash). */
-export async function insertAuditRow(
-  sql: SqlTx,
-  tenantId: string,
-  entry: { actorType: string; actorId: string | null; action: string; subjectType: string; subjectId: string; payload: Record<string, unknown> },
-) {
-  await sql.query(
-    `INSERT INTO audit_log (tenant_id, actor_type, actor_id, action, subject_type, subject_id, payload, seq, prev_hash, hash)
-     VALUES ($1::uuid, $2, $3, $4, $5, $6, $7::jsonb, 0, '', '')`,
-    [tenantId, entry.actorType, entry.actorId, entry.action, entry.subjectType, entry.subjectId, JSON.stringify(entry.payload)],
-  );
-}

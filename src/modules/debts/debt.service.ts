@@ -1,5 +1,5 @@
 import type { AppDeps } from '../../deps';
-import type { ActorType } from '../../lib/audit';
+import { appendAuditSql, type ActorType } from '../../lib/audit';
 import { invalid, notFound } from '../../lib/errors';
 import { decodeTimestampIdCursor, paginate } from '../../lib/pagination';
 import { withTenantSql } from '../../lib/tenancy';
@@ -7,7 +7,6 @@ import { callAttemptView } from '../cdr/call-attempt.views';
 import {
   debtExists,
   findDebtDetailRow,
-  insertAuditRow,
   listCallAttemptRows,
   listContactRows,
   listDebtRows,
@@ -64,14 +63,14 @@ export async function recordCeaseAndDesist(
   return withTenantSql(deps.db, tenantId, async (sql) => {
     if (!(await debtExists(sql, tenantId, debtId))) throw notFound();
     if (await markCeaseAndDesist(sql, tenantId, debtId, receivedAt)) {
-      await insertAuditRow(sql, tenantId, {
+      await appendAuditSql(sql, tenantId, [{
         actorType: actor.type,
         actorId: actor.id,
         action: 'debt.cease_and_desist',
         subjectType: 'debt',
         subjectId: debtId,
         payload: { received_at: receivedAt.toISOString(), ...(input.note !== undefined ? { note: input.note } : {}) },
-      });
+      }]);
     }
     const row = await findDebtDetailRow(sql, tenantId, debtId);
     if (!row) throw notFound();

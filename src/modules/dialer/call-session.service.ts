@@ -4,6 +4,9 @@ import { appendAuditSql } from '../../lib/audit';
 import { withTenantSql, type SqlTx } from '../../lib/tenancy';
 import { createSwitchCommands, EslUnavailableError, type SwitchCommands } from '../../switch/esl';
 import { amdEffective, dispositionOf, treatmentOf, type CallTreatment, type HangupFacts } from '../../../workflows/call-flow';
+import type { CallAttempt } from '../../../prisma/generated/client';
+import { emitEvent } from '../../lib/events';
+import { callAttemptColumns, callAttemptView } from '../cdr/call-attempt.views';
 import { insertOutcome } from '../cdr/cdr.repository';
 
 /** An answered consumer with no agent on the line after this long is abandoned (47 CFR 64.1200(a)(7): two seconds). */
@@ -74,11 +77,21 @@ export async function loadCallContext(deps: AppDeps, ref: CallRef): Promise<Call
   };
 }
 
-/** The write-once fill of answered_at on the original row (a replayed answer changes nothing). */
+/**
+ * The write-once fill of answered_at on the original row, announced as `call.answered` in the same
+ * transaction (a replayed answer fills nothing and announces nothing).
+ */
 export async function markAnswered(deps: AppDeps, ref: CallRef, answeredAt: string): Promise<void> {
-  await withTenantSql(deps.db, ref.tenantId, (sql) =>
-    sql.query(`UPDATE call_attempts SET answered_at = $2 WHERE id = $1 AND corrects_id IS NULL AND answered_at IS NULL`, [ref.callAttemptId, answeredAt]),
-  );
+  await withTenantSql(deps.db, ref.tenantId, async (sql) => {
+    const [row] = await sql.query<CallAttempt>(
+      `UPDATE call_attempts AS a SET answered_at = $2 WHERE a.id = $1 AND a.corrects_id IS NULL AND a.answered_at IS NULL
+       RETURNING ${callAttemptColumns('a')}`,
+      [ref.callAttemptId, answeredAt],
+    );
+    if (row) {
+      await emitEvent(sql, ref.tenantId, { event: 'call.answered', eventId: `${row.id}:answered`, occurredAt: row.answeredAt!, data: callAttemptView(row, deps.box) });
+    }
+  });
 }
 
 /**
@@ -249,7 +262,7 @@ export async function finalizeCall(
 ): Promise<{ disposition: string; written: boolean }> {
   const disposition = dispositionOf(ref.facts);
   const written = await withTenantSql(deps.db, ref.tenantId, async (sql) => {
-    const id = await insertOutcome(sql, ref.tenantId, ref.callAttemptId, {
+    const id = await insertOutcome(sql, deps.box, ref.tenantId, ref.callAttemptId, {
       disposition,
       endedAt: new Date(ref.endedAt),
       answeredAt: ref.answeredAt ? new Date(ref.answeredAt) : null,

@@ -358,7 +358,7 @@ export async function placeCalls(
       const cause = err instanceof EslCommandError ? err.switchCause : 'ESL_UNAVAILABLE';
       deps.logger.warn({ call_attempt_id: call.id, cause }, 'originate failed; recorded not_placed');
       await withTenantSql(deps.db, tenantId, (sql) =>
-        insertOutcome(sql, tenantId, call.id, {
+        insertOutcome(sql, deps.box, tenantId, call.id, {
           disposition: 'not_placed',
           endedAt: new Date(),
           answeredAt: null,
@@ -415,7 +415,7 @@ async function reapExpired(deps: AppDeps, input: TickInput, now: Date): Promise<
     );
     const done: string[] = [];
     for (const row of rows) {
-      const id = await insertOutcome(sql, input.tenantId, row.id, {
+      const id = await insertOutcome(sql, deps.box, input.tenantId, row.id, {
         disposition: 'reaped',
         endedAt: now,
         answeredAt: null,

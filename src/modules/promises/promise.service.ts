@@ -3,7 +3,6 @@ import type { ActorType } from '../../lib/audit';
 import { conflict, notFound } from '../../lib/errors';
 import { decodeTimestampIdCursor, paginate } from '../../lib/pagination';
 import { withTenantSql } from '../../lib/tenancy';
-import { insertAuditRow } from '../debts/debt.repository';
 import {
   countPendingPromises,
   findPromiseStatus,
@@ -15,6 +14,7 @@ import {
 import { canResolvePromise, DEBT_STATE_AFTER_PROMISES, type PromiseResolution } from './promise.rules';
 import type { ListPromisesFilters } from './promise.schemas';
 import { promiseView } from './promise.views';
+import { appendAuditSql } from '../../lib/audit';
 
 type Actor = { type: ActorType; id: string | null };
 
@@ -44,14 +44,14 @@ export async function resolvePromiseStatus(deps: Pick<AppDeps, 'db'>, tenantId: 
       await setDebtState(sql, tenantId, row.debt_id, DEBT_STATE_AFTER_PROMISES);
       debtState = { from: current.debt_state, to: DEBT_STATE_AFTER_PROMISES };
     }
-    await insertAuditRow(sql, tenantId, {
+    await appendAuditSql(sql, tenantId, [{
       actorType: actor.type,
       actorId: actor.id,
       action: `promise.${status}`,
       subjectType: 'debt',
       subjectId: row.debt_id,
       payload: { promise_id: row.id, from: 'pending', to: status, debt_state: debtState },
-    });
+    }]);
     return promiseView(row);
   });
 }
