@@ -81,6 +81,11 @@ describe('a progressive campaign over HTTP against the switch simulator', () => 
     expect(outcome(phones[2]!).final).toMatchObject({ disposition: 'busy', hangup_cause: 'USER_BUSY', sip_response_code: 486, answered_at: null });
     expect(outcome(phones[3]!).final).toMatchObject({ disposition: 'no_answer', hangup_cause: 'NO_ANSWER', sip_response_code: 480 });
     expect(outcome(phones[4]!).final).toMatchObject({ disposition: 'rejected', hangup_cause: 'CALL_REJECTED', sip_response_code: 403 });
+    // Nothing of the campaign is live any more; every call has ended.
+    const live = await app.request('GET', `/v1/calls?campaign_id=${campaignId}&live=true`, { token: tenant.apiKey });
+    expect(live.body.calls).toEqual([]);
+    const ended = await app.request('GET', `/v1/calls?campaign_id=${campaignId}&live=false`, { token: tenant.apiKey });
+    expect(ended.body.calls).toHaveLength(5);
     // The agent is free again once its call ended.
     const agent = await withTenant(app.deps.db, tenant.tenantId, (tx) => tx.agent.findUniqueOrThrow({ where: { id: agentId! } }));
     expect(agent).toMatchObject({ presence: 'available', activeCallAttemptId: null });

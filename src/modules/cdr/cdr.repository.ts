@@ -27,8 +27,10 @@ export async function listCdrRows(
   };
   const where = ['a.tenant_id = $1::uuid'];
   if (originalsOnly) where.push('a.corrects_id IS NULL');
-  if (filters.live === true) where.push('a.ended_at IS NULL');
-  if (filters.live === false) where.push('a.ended_at IS NOT NULL');
+  // A call has ended when it or one of its corrections carries ended_at (the engine's final row).
+  const ended = `(a.ended_at IS NOT NULL OR EXISTS (SELECT 1 FROM call_attempts f WHERE f.corrects_id = a.id AND f.ended_at IS NOT NULL))`;
+  if (filters.live === true) where.push(`NOT ${ended}`);
+  if (filters.live === false) where.push(ended);
   if (filters.campaign_id !== undefined) where.push(`a.campaign_id = ${param(filters.campaign_id, 'uuid')}`);
   if (filters.debt_id !== undefined) where.push(`a.debt_id = ${param(filters.debt_id, 'uuid')}`);
   if (filters.agent_id !== undefined) where.push(`a.agent_id = ${param(filters.agent_id, 'uuid')}`);

@@ -51,7 +51,7 @@ export const ListCallsQuery = z
       .openapi({
         type: 'string',
         enum: ['true', 'false'],
-        description: 'Strict boolean (true or false only; anything else is 400). true: calls not ended (ended_at null); false: ended calls',
+        description: 'Strict boolean (true or false only; anything else is 400). true: calls in progress (no final row with ended_at yet); false: ended calls',
       }),
   })
   .refine(windowInOrder, windowIssue);
