@@ -3,6 +3,7 @@ import { createCallbackActivities } from './callback.activities';
 import { createDialerActivities } from './dialer.activities';
 import { createPromiseActivities } from './promise.activities';
 import { createSmokeActivities } from './smoke.activities';
+import { createWebhookActivities } from './webhook.activities';
 
 /** All activities, built from injected dependencies; the worker registers the result. */
 export function createActivities(deps: AppDeps) {
@@ -11,5 +12,6 @@ export function createActivities(deps: AppDeps) {
     ...createCallbackActivities(deps),
     ...createPromiseActivities(deps),
     ...createDialerActivities(deps),
+    ...createWebhookActivities(deps),
   };
 }

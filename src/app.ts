@@ -31,9 +31,12 @@ import { campaignLifecycleRoutes } from './modules/campaigns/campaign-lifecycle.
 import { campaignRoutes } from './modules/campaigns/campaign.routes';
 import { dialRoutes } from './modules/dial/dial.routes';
 import { didRoutes } from './modules/dids/did.routes';
+import { liveRoutes } from './modules/live/live.routes';
+import { webhookRoutes } from './modules/webhooks/webhook.routes';
+import { webhookDeliveryRoutes } from './modules/webhooks/webhook-deliveries.routes';
 
 /** /v1 paths that carry no tenant bearer (their own auth, or none). */
-const UNAUTHENTICATED_V1 = [/^\/v1\/auth\//, /^\/v1\/admin\//, /^\/v1\/openapi\.json$/, /^\/v1\/docs(\/|$)/];
+const UNAUTHENTICATED_V1 = [/^\/v1\/auth\//, /^\/v1\/admin\//, /^\/v1\/openapi\.json$/, /^\/v1\/docs(\/|$)/, /^\/v1\/ws$/];
 
 function tenantAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
   const auth = authenticate(deps);
@@ -96,5 +99,8 @@ export function createApp(deps: AppDeps, httpMetrics: HttpMetrics): OpenAPIHono<
   app.route('/', rewindRoutes(deps));
   app.route('/', nextLeadRoutes(deps));
   app.route('/', surveyRoutes(deps));
+  app.route('/', liveRoutes(deps));
+  app.route('/', webhookRoutes(deps));
+  app.route('/', webhookDeliveryRoutes(deps));
   return app;
 }

@@ -43,6 +43,16 @@ const EnvSchema = z.object({
   PASSWORD_PBKDF2_ITERATIONS: z.preprocess(blankAsUnset, z.coerce.number().int().min(1000).default(210_000)),
   AI_MAX_CALL_SECONDS_DEFAULT: z.preprocess(blankAsUnset, z.coerce.number().int().positive().default(900)),
   CALLBACK_MISS_AFTER_MS: z.preprocess(blankAsUnset, z.coerce.number().int().min(0).default(30 * 60_000)),
+  // Websocket live floor. The ticket only bridges the REST call and the socket's opening, so it is short.
+  WS_TICKET_TTL_SECONDS: z.preprocess(blankAsUnset, z.coerce.number().int().min(1).max(3600).default(60)),
+  WS_HEARTBEAT_MS: z.preprocess(blankAsUnset, z.coerce.number().int().min(10).default(30_000)),
+  WS_STATS_INTERVAL_MS: z.preprocess(blankAsUnset, z.coerce.number().int().min(10).default(2000)),
+  WS_MAX_PER_TENANT: z.preprocess(blankAsUnset, z.coerce.number().int().min(1).default(50)),
+  WS_MAX_PER_WIDGET_TOKEN: z.preprocess(blankAsUnset, z.coerce.number().int().min(1).default(3)),
+  // How long a rotated-out webhook signing secret keeps signing alongside the new one (SPEC Limits).
+  WEBHOOK_ROTATION_WINDOW_HOURS: z.preprocess(blankAsUnset, z.coerce.number().int().min(0).max(720).default(24)),
+  // Multiplies every delay of the webhook retry ladder (tests run the whole ladder in seconds with 0.00001).
+  WEBHOOK_RETRY_SCALE: z.preprocess(blankAsUnset, z.coerce.number().positive().max(1000).default(1)),
   DATA_DIR: z.string().default(path.join(ROOT_DIR, '.data')),
   TOOLS_DIR: z.string().default(path.join(ROOT_DIR, '.tools')),
 });

@@ -14,6 +14,7 @@ import { createMailer } from './lib/mailer';
 import type { Metrics } from './lib/metrics';
 import { createDecoyHash } from './lib/passwords';
 import { RateLimits } from './lib/rate-limit';
+import { attachLiveFloor } from './modules/live/live-floor';
 import type { EslManager } from './switch/esl';
 
 /**
@@ -54,7 +55,10 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
-/** Serves the API; close() stops accepting and waits for in-flight requests to finish. */
+/**
+ * Serves the API and its websocket live floor; close() closes the sockets (an upgraded socket would
+ * hold server.close() open), stops accepting and waits for in-flight requests to finish.
+ */
 export function startHttpServer(deps: AppDeps, metrics: Metrics, port: number, hostname: string): Promise<HttpServer> {
   const app = createApp(deps, metrics.http);
   return new Promise((resolve, reject) => {
@@ -62,13 +66,19 @@ export function startHttpServer(deps: AppDeps, metrics: Metrics, port: number, h
       resolve({
         server,
         port: info.port,
-        close: () =>
-          new Promise<void>((done) => {
+        close: async () => {
+          await live.close();
+          await new Promise<void>((done) => {
             server.close(() => done());
             (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
-          }),
+          });
+        },
       });
     });
-    server.once('error', reject);
+    const live = attachLiveFloor(server, deps, metrics.registry);
+    server.once('error', (err: Error) => {
+      void live.close();
+      reject(err);
+    });
   });
 }

@@ -3,6 +3,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } 
 import { createActivities } from '../activities';
 import { startCallEventRelay } from '../src/modules/dialer/call-event.relay';
 import type { AppDeps } from '../src/deps';
+import { webhookDispatcherWorkflow, webhookDispatcherWorkflowId, webhookWakeSignal } from '../workflows/webhook-dispatcher.workflow';
 
 export const WORKFLOWS_PATH = path.resolve(__dirname, '../workflows/index.ts');
 
@@ -49,6 +50,20 @@ export async function createWorker(deps: AppDeps, setup: WorkerSetup): Promise<W
     ...(setup.workflowBundlePath ? { workflowBundle: { codePath: setup.workflowBundlePath } } : { workflowsPath: WORKFLOWS_PATH }),
   };
   const worker = await Worker.create(options);
+  if (deps.temporal) {
+    // The outbox's dispatcher runs on this queue; starting it here means a deployment never lacks
+    // one, and a start while it runs only wakes it (a worker restart cuts its current wait short).
+    try {
+      await deps.temporal.workflow.signalWithStart(webhookDispatcherWorkflow, {
+        workflowId: webhookDispatcherWorkflowId(setup.taskQueue),
+        taskQueue: setup.taskQueue,
+        signal: webhookWakeSignal,
+        args: [{}],
+      });
+    } catch (err) {
+      deps.logger.error({ err }, 'could not start the webhook dispatcher workflow; outbound webhooks wait until a worker starts it');
+    }
+  }
   const stopRelay =
     deps.esl && deps.temporal
       ? startCallEventRelay({ esl: deps.esl, temporal: deps.temporal, taskQueue: setup.taskQueue, logger: deps.logger.child({ component: 'call-events' }) })

@@ -6,3 +6,4 @@ export { promiseDeadlineWorkflow } from './promise.workflow';
 export { campaignRunWorkflow } from './campaign-run.workflow';
 export { callSessionWorkflow } from './call-session.workflow';
 export { placeCallWorkflow } from './place-call.workflow';
+export { webhookDispatcherWorkflow } from './webhook-dispatcher.workflow';

@@ -67,6 +67,9 @@ export function isPublicAddress(address: string): boolean {
   } else {
     const v6 = ip as ipaddr.IPv6;
     for (const [net, bits] of [
+      // IPv4-compatible (::a.b.c.d, deprecated by RFC 4291): ipaddr.js calls it unicast, yet some
+      // stacks still route it to the embedded IPv4 address.
+      ['::', 96],
       ['fc00::', 7],
       ['fe80::', 10],
       ['ff00::', 8],
@@ -83,6 +86,18 @@ export function isPublicAddress(address: string): boolean {
 export function originOf(url: URL): string {
   const port = url.port || (url.protocol === 'https:' ? '443' : url.protocol === 'http:' ? '80' : '');
   return `${url.protocol}//${url.hostname.toLowerCase()}:${port}`;
+}
+
+/**
+ * An EGRESS_ALLOWLIST entry in originOf's form, so `HTTP://Localhost:3000/` or an https origin
+ * written without its port still matches; an entry that is not a URL only matches itself.
+ */
+function allowlistedOrigin(entry: string): string {
+  try {
+    return originOf(new URL(entry));
+  } catch {
+    return entry;
+  }
 }
 
 export type Resolver = (host: string) => Promise<string[]>;
@@ -108,7 +123,7 @@ export async function checkEgressUrl(raw: string, policy: EgressPolicy): Promise
     throw new EgressRefusedError('invalid_url', 'not an absolute URL');
   }
   if (url.username || url.password) throw new EgressRefusedError('credentials_in_url', 'credentials in the URL are not accepted');
-  if (policy.allowlist.includes(originOf(url))) return url;
+  if (policy.allowlist.map(allowlistedOrigin).includes(originOf(url))) return url;
   if (url.protocol !== 'https:') throw new EgressRefusedError('not_https', 'must use https');
   if (url.port && url.port !== '443') throw new EgressRefusedError('not_port_443', 'must use port 443');
   const host = url.hostname.toLowerCase().replace(/\.$/, '');

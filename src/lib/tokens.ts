@@ -1,7 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** Bearer prefixes: tenant API key, dashboard session, widget token, password-reset link. */
-export type TokenPrefix = 'dd_' | 'ddu_' | 'ddw_' | 'ddr_' | 'ddtt_' | 'ddta_';
+/** Bearer credentials, tickets, and `whsec_` webhook signing secrets. */
+export type TokenPrefix = 'dd_' | 'ddu_' | 'ddw_' | 'ddr_' | 'ddtt_' | 'ddta_' | 'whsec_';
 
 /** 256 bits of randomness, URL-safe, behind a prefix that says what the token is. */
 export function mintToken(prefix: TokenPrefix): string {

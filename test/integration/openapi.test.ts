@@ -95,7 +95,8 @@ describe('OpenAPI document', () => {
         const op = item[method];
         if (!op) continue;
         const statuses = Object.keys(op.responses ?? {});
-        if (!statuses.some((s) => s.startsWith('2'))) problems.push(`${method} ${path}: no success response`);
+        // 101 is the success of a websocket upgrade (GET /v1/ws).
+        if (!statuses.some((s) => s.startsWith('2') || s === '101')) problems.push(`${method} ${path}: no success response`);
         for (const status of statuses.filter((s) => Number(s) >= 400)) {
           const schema = op.responses[status]?.content?.['application/json']?.schema;
           if (schema?.$ref !== '#/components/schemas/Error') problems.push(`${method} ${path} ${status}: not the Error envelope`);
