@@ -18,6 +18,7 @@ import { disclosureRoutes } from './modules/disclosure/disclosure.routes';
 import { docsRoutes } from './modules/docs/docs.routes';
 import { healthRoutes } from './modules/health/health.routes';
 import { promiseRoutes } from './modules/promises/promise.routes';
+import { smsRoutes } from './modules/sms/sms.routes';
 import { reassignedNumberRoutes } from './modules/reassigned-numbers/reassigned-number.routes';
 import { suppressionRoutes } from './modules/suppressions/suppression.routes';
 import { adminTenantRoutes } from './modules/tenants/admin.routes';
@@ -34,8 +35,14 @@ import { didRoutes } from './modules/dids/did.routes';
 import { liveRoutes } from './modules/live/live.routes';
 import { webhookRoutes } from './modules/webhooks/webhook.routes';
 import { webhookDeliveryRoutes } from './modules/webhooks/webhook-deliveries.routes';
+import { smsWebhookRoutes } from './modules/sms-webhooks/sms-webhooks.routes';
+import { smsProviderRoutes } from './modules/sms-providers/sms-provider.routes';
 
-/** /v1 paths that carry no tenant bearer (their own auth, or none). */
+/**
+ * /v1 paths that carry no tenant bearer (their own auth, or none). Provider webhooks
+ * (/webhooks/sms/...) live outside /v1 on purpose: neither the bearer nor the JSON-only rule
+ * applies to them; they authenticate by signature in their own module.
+ */
 const UNAUTHENTICATED_V1 = [/^\/v1\/auth\//, /^\/v1\/admin\//, /^\/v1\/openapi\.json$/, /^\/v1\/docs(\/|$)/, /^\/v1\/ws$/];
 
 function tenantAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
@@ -102,5 +109,8 @@ export function createApp(deps: AppDeps, httpMetrics: HttpMetrics): OpenAPIHono<
   app.route('/', liveRoutes(deps));
   app.route('/', webhookRoutes(deps));
   app.route('/', webhookDeliveryRoutes(deps));
+  app.route('/', smsWebhookRoutes(deps));
+  app.route('/', smsProviderRoutes(deps));
+  app.route('/', smsRoutes(deps));
   return app;
 }

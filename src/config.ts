@@ -53,6 +53,15 @@ const EnvSchema = z.object({
   WEBHOOK_ROTATION_WINDOW_HOURS: z.preprocess(blankAsUnset, z.coerce.number().int().min(0).max(720).default(24)),
   // Multiplies every delay of the webhook retry ladder (tests run the whole ladder in seconds with 0.00001).
   WEBHOOK_RETRY_SCALE: z.preprocess(blankAsUnset, z.coerce.number().positive().max(1000).default(1)),
+  // What one SMS segment costs the tenant: the ledger charges segments × this at provider accept and
+  // keeps the figure on the row, so a later price change never rewrites past spend.
+  SMS_PRICE_PER_SEGMENT_USD: z.preprocess(blankAsUnset, z.coerce.number().min(0).max(100).default(0.0079)),
+  // The deployment's SMS provider: what a send uses when neither the tenant nor its account has an
+  // active provider of its own. Unset means there is none, and such a send is 422 sms_provider_unconfigured.
+  SMS_PROVIDER_ADAPTER: z.preprocess(blankAsUnset, z.enum(['mock', 'http', 'carrier_a']).optional()),
+  SMS_PROVIDER_BASE_URL: optionalString,
+  SMS_PROVIDER_API_KEY: optionalString,
+  SMS_PROVIDER_REGION: z.preprocess(blankAsUnset, z.enum(['us', 'mx', 'eu']).default('us')),
   DATA_DIR: z.string().default(path.join(ROOT_DIR, '.data')),
   TOOLS_DIR: z.string().default(path.join(ROOT_DIR, '.tools')),
 });

@@ -18,6 +18,12 @@ export interface DomainEvent {
   occurredAt: Date;
   /** Public projection of the resource, the same shape as its own GET. */
   data: unknown;
+  /**
+   * What the live floor receives instead of `data`, when the two audiences differ: webhooks go to
+   * the tenant's own systems, while the floor reaches every socket of the tenant (agents
+   * included), so SMS events are masked there. Absent: the floor gets `data`.
+   */
+  liveData?: unknown;
 }
 
 /** The envelope exactly as it is sent, serialized once. */
@@ -41,7 +47,8 @@ export async function emitEvent(sql: SqlTx, tenantId: string, e: DomainEvent): P
     [e.event, e.eventId, e.occurredAt, body],
   );
   if (inserted.length) await sql.query(`SELECT pg_notify($1, '')`, [OUTBOX_CHANNEL]);
-  const live = JSON.stringify({ tenant_id: tenantId, event: e.event, event_id: e.eventId, occurred_at: e.occurredAt.toISOString(), data: e.data });
+  const liveData = e.liveData === undefined ? e.data : e.liveData;
+  const live = JSON.stringify({ tenant_id: tenantId, event: e.event, event_id: e.eventId, occurred_at: e.occurredAt.toISOString(), data: liveData });
   const payload =
     Buffer.byteLength(live) <= LIVE_PAYLOAD_MAX
       ? live

@@ -1,6 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { AppDeps } from '../../deps';
-import { appendAuditSql } from '../../lib/audit';
 import { withTenantSql, type SqlTx } from '../../lib/tenancy';
 import { createSwitchCommands, EslUnavailableError, type SwitchCommands } from '../../switch/esl';
 import { amdEffective, dispositionOf, treatmentOf, type CallTreatment, type HangupFacts } from '../../../workflows/call-flow';
@@ -8,6 +7,7 @@ import type { CallAttempt } from '../../../prisma/generated/client';
 import { emitEvent } from '../../lib/events';
 import { callAttemptColumns, callAttemptView } from '../cdr/call-attempt.views';
 import { insertOutcome } from '../cdr/cdr.repository';
+import { recordOptOut } from '../compliance/optout.repository';
 
 /** An answered consumer with no agent on the line after this long is abandoned (47 CFR 64.1200(a)(7): two seconds). */
 export const ABANDON_AFTER_MS = 2000;
@@ -220,35 +220,20 @@ export async function optOutByDigit(deps: AppDeps, ref: CallRef & { digit: strin
       [ref.callAttemptId],
     );
     if (!call) return;
-    const listed = await sql.query<{ id: string }>(
-      `INSERT INTO dnc_entries (tenant_id, phone_e164, source, reason)
-       SELECT app_tenant_id(), $1, 'optout_digit', 'opt-out key pressed during a call'
-        WHERE NOT EXISTS (SELECT 1 FROM dnc_entries WHERE phone_e164 = $1 AND source = 'optout_digit' AND removed_at IS NULL)
-       RETURNING id`,
-      [call.to_number],
-    );
-    const revoked = await sql.query<{ id: string }>(
-      `UPDATE consents SET revoked_at = $2, revoked_source = 'optout_digit', revoked_evidence = $3::jsonb
-        WHERE phone_e164 = $1 AND channel = 'voice' AND revoked_at IS NULL
-        RETURNING id`,
-      [call.to_number, ref.at, JSON.stringify({ call_attempt_id: ref.callAttemptId, call_uuid: ref.callUuid, digit: ref.digit })],
-    );
-    await appendAuditSql(sql, ref.tenantId, [
-      {
+    await recordOptOut(sql, ref.tenantId, {
+      phoneE164: call.to_number,
+      source: 'optout_digit',
+      channel: 'voice',
+      reason: 'opt-out key pressed during a call',
+      at: ref.at,
+      evidence: { call_attempt_id: ref.callAttemptId, call_uuid: ref.callUuid, digit: ref.digit },
+      audit: {
         actorType: 'workflow',
-        actorId: null,
-        action: 'dnc.opted_out',
         subjectType: 'debt',
         subjectId: call.debt_id,
-        payload: {
-          source: 'optout_digit',
-          call_attempt_id: ref.callAttemptId,
-          campaign_id: call.campaign_id,
-          listed: listed.length > 0,
-          consents_revoked: revoked.length,
-        },
+        payload: { call_attempt_id: ref.callAttemptId, campaign_id: call.campaign_id },
       },
-    ]);
+    });
   });
 }
 

@@ -1,164 +1,19 @@
-import http from 'node:http';
-import https from 'node:https';
-import type { Socket } from 'node:net';
-import { checkEgressUrl, EgressRefusedError, egressLookup, originOf, systemResolver, type Resolver } from '../../lib/egress';
+import { CONNECT_TIMEOUT_MS, egressPost, RESPONSE_READ_LIMIT, TOTAL_TIMEOUT_MS, type EgressPostOptions, type EgressPostResult } from '../../lib/egress-http';
 
 /**
  * One HTTP attempt of an outbound webhook (SPEC "Limits", outbound delivery): 5 s to connect,
  * 15 s in all, redirects never followed (a 3xx is an answer like any other non-2xx: following one
  * would let a receiver point the signed body at an address nobody checked), the response read up
- * to 64 KiB and its first 1 KiB kept.
+ * to 64 KiB and its first 1 KiB kept. The client itself is src/lib/egress-http.ts.
  */
 
-export const CONNECT_TIMEOUT_MS = 5_000;
-export const TOTAL_TIMEOUT_MS = 15_000;
-export const RESPONSE_READ_LIMIT = 64 * 1024;
+export { CONNECT_TIMEOUT_MS, RESPONSE_READ_LIMIT, TOTAL_TIMEOUT_MS };
 export const EXCERPT_BYTES = 1024;
 
-export interface PostResult {
-  /** The receiver's status code; null when no answer came. */
-  status: number | null;
-  /** Why there is no (complete) answer: egress_refused, dns_error, connect_timeout, timeout, or the network error. */
-  error: string | null;
-  /** First 1 KiB of the response body (UTF-8, NULs dropped), null when nothing was read. */
-  excerpt: string | null;
-  /** The address the socket was connected to (the one the egress check passed). */
-  connectedAddress: string | null;
-  durationMs: number;
-}
+export type PostResult = EgressPostResult;
+export type PostOptions = Omit<EgressPostOptions, 'keepBytes'>;
 
-export interface PostOptions {
-  /** EGRESS_ALLOWLIST origins. */
-  allowlist: readonly string[];
-  resolve?: Resolver;
-  /** Overrides for tests of the limits themselves. */
-  connectTimeoutMs?: number;
-  totalTimeoutMs?: number;
-}
-
-/** Answers every lookup of one request from one resolution, so the checked and the connected addresses are the same. */
-function onceResolver(resolve: Resolver): Resolver {
-  const answers = new Map<string, Promise<string[]>>();
-  return (host) => {
-    let answer = answers.get(host);
-    if (!answer) {
-      answer = resolve(host);
-      answers.set(host, answer);
-    }
-    return answer;
-  };
-}
-
-/** The same reading of EGRESS_ALLOWLIST entries as checkEgressUrl's (an entry may be written as any URL of the origin). */
-function isAllowlisted(url: URL, allowlist: readonly string[]): boolean {
-  const origin = originOf(url);
-  return allowlist.some((entry) => {
-    try {
-      return originOf(new URL(entry)) === origin;
-    } catch {
-      return entry === origin;
-    }
-  });
-}
-
-function errorText(err: unknown): string {
-  if (err instanceof EgressRefusedError) return err.reason === 'unresolvable' ? 'dns_error' : 'egress_refused';
-  const e = err as NodeJS.ErrnoException;
-  if (e?.code === 'EGRESS_REFUSED') return 'egress_refused';
-  if (e?.code === 'ENOTFOUND' || e?.code === 'EAI_AGAIN') return 'dns_error';
-  const text = e?.code ? `${e.code}: ${e.message}` : String(e?.message ?? err);
-  return text.slice(0, 300);
-}
-
-/**
- * POSTs `body` unchanged. Never throws: every failure is a result with `error` set. Origins not in
- * the allowlist pass the same rules as at registration (https, port 443, a public host name), and
- * the socket is only handed addresses that are public at this very moment.
- */
-export async function postWebhook(rawUrl: string, headers: Record<string, string>, body: string | Buffer, options: PostOptions): Promise<PostResult> {
-  const started = performance.now();
-  const elapsed = () => Math.round(performance.now() - started);
-  const resolve = onceResolver(options.resolve ?? systemResolver);
-  let url: URL;
-  let allowlisted: boolean;
-  try {
-    url = new URL(rawUrl);
-    allowlisted = isAllowlisted(url, options.allowlist);
-    if (!allowlisted) await checkEgressUrl(rawUrl, { allowlist: options.allowlist, resolve });
-  } catch (err) {
-    return { status: null, error: err instanceof EgressRefusedError ? errorText(err) : 'egress_refused', excerpt: null, connectedAddress: null, durationMs: elapsed() };
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    return { status: null, error: 'egress_refused', excerpt: null, connectedAddress: null, durationMs: elapsed() };
-  }
-
-  const payload = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
-  const transport = url.protocol === 'https:' ? https : http;
-
-  return new Promise<PostResult>((settle) => {
-    let done = false;
-    let connectedAddress: string | null = null;
-    let status: number | null = null;
-    const chunks: Buffer[] = [];
-    let excerptBytes = 0;
-    let readBytes = 0;
-    let connectTimer: NodeJS.Timeout | undefined;
-
-    const finish = (error: string | null) => {
-      if (done) return;
-      done = true;
-      clearTimeout(totalTimer);
-      clearTimeout(connectTimer);
-      const excerpt = chunks.length ? Buffer.concat(chunks).toString('utf8').replace(/\0/g, '') : status !== null ? '' : null;
-      settle({ status, error, excerpt, connectedAddress, durationMs: elapsed() });
-      req.destroy();
-    };
-
-    const req = transport.request(
-      {
-        protocol: url.protocol,
-        hostname: url.hostname.replace(/^\[|\]$/g, ''),
-        port: url.port || (url.protocol === 'https:' ? 443 : 80),
-        path: `${url.pathname}${url.search}`,
-        method: 'POST',
-        headers: { ...headers, 'content-length': String(payload.length) },
-        lookup: egressLookup(allowlisted, resolve),
-        // A fresh connection per attempt: a pooled socket would carry an address checked for another request.
-        agent: false,
-      },
-      (res) => {
-        status = res.statusCode ?? null;
-        connectedAddress ??= res.socket?.remoteAddress ?? null;
-        res.on('data', (chunk: Buffer) => {
-          readBytes += chunk.length;
-          if (excerptBytes < EXCERPT_BYTES) {
-            const keep = chunk.subarray(0, EXCERPT_BYTES - excerptBytes);
-            chunks.push(keep);
-            excerptBytes += keep.length;
-          }
-          // The rest of an oversized answer is not worth reading: the status already decided.
-          if (readBytes >= RESPONSE_READ_LIMIT) finish(null);
-        });
-        res.on('end', () => finish(null));
-        res.on('error', (err) => finish(errorText(err)));
-        res.on('aborted', () => finish('response_aborted'));
-      },
-    );
-
-    const totalTimer = setTimeout(() => finish('timeout'), options.totalTimeoutMs ?? TOTAL_TIMEOUT_MS);
-    req.on('socket', (socket: Socket) => {
-      const onConnect = () => {
-        clearTimeout(connectTimer);
-        connectedAddress = socket.remoteAddress ?? connectedAddress;
-      };
-      if (socket.connecting) {
-        connectTimer = setTimeout(() => finish('connect_timeout'), options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS);
-        socket.once('connect', onConnect);
-      } else {
-        onConnect();
-      }
-    });
-    req.on('error', (err) => finish(status !== null ? null : errorText(err)));
-    req.end(payload);
-  });
+/** Never throws: every failure is a result with `error` set (see egressPost). */
+export function postWebhook(rawUrl: string, headers: Record<string, string>, body: string | Buffer, options: PostOptions): Promise<PostResult> {
+  return egressPost(rawUrl, headers, body, { ...options, keepBytes: EXCERPT_BYTES });
 }

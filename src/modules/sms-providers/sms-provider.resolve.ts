@@ -1,0 +1,70 @@
+import type { Config } from '../../config';
+import type { Resolver } from '../../lib/egress';
+import type { SqlTx } from '../../lib/tenancy';
+import type { ResolvedProvider, SmsAdapterName, SmsSendContext } from '../sms/adapters/adapter';
+import type { CryptoBox } from '../../lib/crypto-box';
+import { adapterFor } from '../sms/adapters';
+
+interface ResolveDeps {
+  config: Pick<Config, 'SMS_PROVIDER_ADAPTER' | 'SMS_PROVIDER_BASE_URL' | 'SMS_PROVIDER_REGION'>;
+}
+
+/**
+ * The provider a send of the tenant goes through (SPEC: sede, then account-wide, then the
+ * deployment): the tenant's oldest active provider, else its account's oldest active account-wide
+ * one, else the deployment's SMS_PROVIDER_ADAPTER, else null (the send answers 422
+ * sms_provider_unconfigured). Oldest wins so adding a provider never silently moves traffic; a
+ * tenant switches by disabling or retiring the one in use. Runs inside the caller's tenant
+ * transaction. The account filter repeats what RLS enforces, so a policy change cannot widen it.
+ *
+ * A stored provider with a blank base_url means "the deployment endpoint": SMS_PROVIDER_BASE_URL
+ * when the deployment's adapter is the same protocol; otherwise null and the adapter's own default
+ * (carrier_a has one; http has none and refuses the send).
+ */
+export async function resolveSmsProvider(sql: SqlTx, deps: ResolveDeps, tenantId: string): Promise<ResolvedProvider | null> {
+  const rows = await sql.query<{ id: string; adapter: SmsAdapterName; region: string; base_url: string | null }>(
+    `SELECT p.id, p.adapter, p.region, p.base_url
+       FROM sms_providers p
+      WHERE p.status = 'active'
+        AND (p.tenant_id = $1::uuid
+             OR (p.tenant_id IS NULL AND p.account_id = (SELECT t.account_id FROM tenants t WHERE t.id = $1::uuid)))
+      ORDER BY (p.tenant_id IS NULL), p.created_at, p.id
+      LIMIT 1`,
+    [tenantId],
+    'sms_provider_resolve',
+  );
+  const cfg = deps.config;
+  const row = rows[0];
+  if (row) {
+    const deploymentEndpoint = cfg.SMS_PROVIDER_ADAPTER === row.adapter ? (cfg.SMS_PROVIDER_BASE_URL ?? null) : null;
+    return { id: row.id, adapter: row.adapter, region: row.region, baseUrl: row.base_url ?? deploymentEndpoint };
+  }
+  if (!cfg.SMS_PROVIDER_ADAPTER) return null;
+  return { id: null, adapter: cfg.SMS_PROVIDER_ADAPTER, region: cfg.SMS_PROVIDER_REGION, baseUrl: cfg.SMS_PROVIDER_BASE_URL ?? null };
+}
+
+/** What an adapter needs besides the provider: the egress settings of the moment and the deployment's API key. */
+export function smsSendContext(deps: { config: Pick<Config, 'egressAllowlist' | 'SMS_PROVIDER_API_KEY'>; resolver: Resolver }): SmsSendContext {
+  return { allowlist: deps.config.egressAllowlist, resolver: deps.resolver, apiKey: deps.config.SMS_PROVIDER_API_KEY ?? null };
+}
+
+/**
+ * The webhook secret of a provider row, decrypted, for verifying its webhooks (an HMAC key for
+ * http and mock, the Ed25519 public key for carrier_a: see ed25519PublicKeyOf); null when none is
+ * stored. Takes the row as sms_provider_for_webhook answers it or as Prisma reads it. The plaintext
+ * lives only in memory for the verification and is never logged.
+ */
+export function providerWebhookSecret(
+  deps: { box: CryptoBox },
+  providerRow: { webhook_secret_ciphertext?: string | null; webhookSecretCiphertext?: string | null },
+): string | null {
+  const sealed = providerRow.webhook_secret_ciphertext ?? providerRow.webhookSecretCiphertext ?? null;
+  return sealed === null ? null : deps.box.decrypt(sealed);
+}
+
+/** The production wiring of the send path's provider seam: stored resolution, the adapter registry and the deployment's context. */
+export const smsProviderGateway = {
+  resolveProvider: resolveSmsProvider,
+  adapterFor,
+  sendContext: smsSendContext,
+};

@@ -1,0 +1,233 @@
+import type { AppDeps } from '../../deps';
+import { unauthorized, notFound } from '../../lib/errors';
+import { emitEvent } from '../../lib/events';
+import type { Logger } from '../../lib/logger';
+import { maskPhone } from '../../lib/phone';
+import { withTenantSql, type SqlTx } from '../../lib/tenancy';
+import { recordKeywordOptIn, recordOptOut } from '../compliance/optout.repository';
+import { adapterFor } from '../sms/adapters';
+import type { SmsAdapterName } from '../sms/adapters/adapter';
+import { insertTransition, type SmsRow } from '../sms/sms.repository';
+import { segmentInfo } from '../sms/segments';
+import { smsMessageView } from '../sms/sms.views';
+import { classifyKeyword, normalizeKeyword, type KeywordAction } from './keywords';
+import { parseWebhook, type ParsedInbound, type ParsedReceipt } from './sms-webhooks.parse';
+import { ED25519_SIGNATURE_HEADER, ED25519_TIMESTAMP_HEADER, HMAC_HEADER, verifyEd25519, verifyHmac } from './signature';
+
+export type WebhookEndpoint = 'dlr' | 'inbound';
+export type WebhookOutcome = 'ok' | 'duplicate' | 'ignored';
+
+export interface WebhookRequest {
+  providerId: string;
+  endpoint: WebhookEndpoint;
+  header: (name: string) => string | undefined;
+  /** Reads the raw body (under the route's stream cap); called only after the signature header is seen. */
+  readBody: () => Promise<Uint8Array>;
+  log: Logger;
+  now?: Date;
+}
+
+interface WebhookProvider {
+  provider_id: string;
+  account_id: string;
+  tenant_id: string | null;
+  adapter: SmsAdapterName;
+  webhook_secret_ciphertext: string | null;
+  status: string;
+}
+
+/**
+ * One provider webhook, in the order the SPEC fixes: a request with no signature header at all is
+ * refused before the database is touched; then the provider (unknown or not active: 404, no
+ * secret: 401), the signature over the raw bytes, and only then the body is parsed and recorded.
+ * A ledger failure propagates (500): nothing was committed, so the provider's retry is safe.
+ */
+export async function handleProviderWebhook(deps: AppDeps, req: WebhookRequest): Promise<WebhookOutcome> {
+  if (!req.header(HMAC_HEADER) && !req.header(ED25519_SIGNATURE_HEADER)) throw unauthorized('missing webhook signature');
+  const raw = await req.readBody();
+  const now = req.now ?? new Date();
+
+  const { rows } = await deps.db.pool.query<WebhookProvider>(
+    'SELECT provider_id, account_id, tenant_id, adapter, webhook_secret_ciphertext, status FROM sms_provider_for_webhook($1::uuid)',
+    [req.providerId],
+  );
+  const provider = rows[0];
+  if (!provider || provider.status !== 'active') throw notFound('no such SMS provider');
+  if (!provider.webhook_secret_ciphertext) throw unauthorized('no webhook secret is configured for this provider');
+
+  const secret = deps.box.decrypt(provider.webhook_secret_ciphertext);
+  const verdict =
+    provider.adapter === 'carrier_a'
+      ? verifyEd25519(raw, secret, req.header(ED25519_SIGNATURE_HEADER), req.header(ED25519_TIMESTAMP_HEADER), now)
+      : verifyHmac(raw, secret, req.header(HMAC_HEADER));
+  if (verdict !== 'ok') {
+    req.log.warn({ provider_id: provider.provider_id, adapter: provider.adapter, verdict }, 'sms webhook signature refused');
+    throw unauthorized('bad webhook signature');
+  }
+
+  const parsed = parseWebhook(provider.adapter, req.endpoint, Buffer.from(raw).toString('utf8'), now);
+  if (!parsed) {
+    req.log.warn({ provider_id: provider.provider_id, endpoint: req.endpoint }, 'sms webhook body not understood; ignored');
+    return 'ignored';
+  }
+  return parsed.kind === 'receipt' ? recordReceipt(deps, provider, parsed, req.log) : recordInbound(deps, provider, parsed, req.log);
+}
+
+async function recordReceipt(deps: AppDeps, provider: WebhookProvider, r: ParsedReceipt, log: Logger): Promise<WebhookOutcome> {
+  const { rows } = await deps.db.pool.query<{ tenant_id: string; message_id: string }>(
+    'SELECT tenant_id, message_id FROM sms_message_tenant($1::uuid, $2)',
+    [provider.provider_id, r.providerMessageId],
+  );
+  const target = rows[0];
+  if (!target) {
+    log.info({ provider_id: provider.provider_id }, 'sms receipt for an unknown provider message id; ignored');
+    return 'ignored';
+  }
+  const inserted = await withTenantSql(deps.db, target.tenant_id, (sql) =>
+    sql.query<{ id: string }>(
+      `INSERT INTO sms_messages (tenant_id, direction, status, from_e164, to_e164, segments, encoding, client_ref, provider_id,
+         provider_message_id, campaign_id, debt_id, consumer_ref, error_code, occurred_at, corrects_id)
+       SELECT o.tenant_id, o.direction, $2, o.from_e164, o.to_e164, NULL, o.encoding, o.client_ref, o.provider_id, $3, o.campaign_id,
+              o.debt_id, o.consumer_ref, $4, $5, o.id
+         FROM sms_messages o WHERE o.id = $1::uuid AND o.corrects_id IS NULL
+       ON CONFLICT (corrects_id, status) WHERE corrects_id IS NOT NULL DO NOTHING
+       RETURNING id`,
+      [target.message_id, r.status, r.providerMessageId, r.errorCode, r.occurredAt],
+    ),
+  );
+  return inserted.length ? 'ok' : 'duplicate';
+}
+
+const ROW_COLUMNS = `id, direction, status, from_e164, to_e164, body, segments, encoding, client_ref, provider_id, provider_message_id,
+  campaign_id, debt_id, consumer_ref, compliance_snapshot, cost_usd, error_code, kind, occurred_at, corrects_id, recorded_at`;
+
+/**
+ * The live floor reaches every socket of the tenant, agents included: it gets who wrote (last four
+ * digits) and no text; the full projection goes to the tenant's own webhook endpoints.
+ */
+export function maskedSmsView(row: SmsRow): ReturnType<typeof smsMessageView> {
+  return { ...smsMessageView(row), from_e164: maskPhone(row.from_e164), body_preview: null };
+}
+
+async function recordInbound(deps: AppDeps, provider: WebhookProvider, m: ParsedInbound, log: Logger): Promise<WebhookOutcome> {
+  // An account-wide provider serves several tenants and nothing in an inbound names one; telling
+  // them apart needs a lookup across tenants that no SECURITY DEFINER function offers yet.
+  if (!provider.tenant_id) {
+    log.warn({ provider_id: provider.provider_id, from: maskPhone(m.from) }, 'inbound sms to an account-wide provider cannot be attributed; ignored');
+    return 'ignored';
+  }
+  const tenantId = provider.tenant_id;
+  const action = classifyKeyword(m.text);
+  const result = await withTenantSql(deps.db, tenantId, async (sql): Promise<{ outcome: WebhookOutcome; row?: SmsRow }> => {
+    // The conversation this reply belongs to: the latest text the tenant sent that number.
+    const [context] = await sql.query<{ campaign_id: string | null; debt_id: string | null; consumer_ref: string | null }>(
+      `SELECT campaign_id, debt_id, consumer_ref FROM sms_messages
+        WHERE tenant_id = app_tenant_id() AND to_e164 = $1 AND corrects_id IS NULL AND direction = 'outbound'
+        ORDER BY occurred_at DESC, id DESC LIMIT 1`,
+      [m.from],
+    );
+    const [row] = await sql.query<SmsRow>(
+      `INSERT INTO sms_messages (tenant_id, direction, status, from_e164, to_e164, body, provider_id, provider_message_id,
+         campaign_id, debt_id, consumer_ref, occurred_at)
+       VALUES (app_tenant_id(), 'inbound', 'received', $1, $2, $3, $4::uuid, $5, $6::uuid, $7::uuid, $8, $9)
+       ON CONFLICT (provider_id, provider_message_id) WHERE direction = 'inbound' AND corrects_id IS NULL DO NOTHING
+       RETURNING ${ROW_COLUMNS}`,
+      [m.from, m.to, m.text, provider.provider_id, m.providerMessageId, context?.campaign_id ?? null, context?.debt_id ?? null, context?.consumer_ref ?? null, m.occurredAt],
+    );
+    // The first delivery already did everything below in its own committed transaction.
+    if (!row) return { outcome: 'duplicate' };
+    await applyKeyword(sql, tenantId, row, action);
+    return { outcome: 'ok', row };
+  });
+  const reply = action ? REPLIES[action] : undefined;
+  if (result.row && reply) await sendKeywordReply(deps, tenantId, result.row, reply, log);
+  return result.outcome;
+}
+
+/** CTIA (REGULATIONS M1): STOP and HELP are confirmed by one reply; F25 allows one confirmation text. */
+const REPLIES: Record<KeywordAction, { kind: string; body: string }> = {
+  optout: { kind: 'stop_confirmation', body: 'You are unsubscribed and will receive no more texts from us. Reply START to resubscribe.' },
+  help: { kind: 'help_reply', body: 'Account messages. Reply STOP to unsubscribe. Msg&data rates may apply.' },
+  optin: { kind: 'start_confirmation', body: 'You are resubscribed to account texts. Reply STOP to unsubscribe, HELP for help.' },
+};
+
+/**
+ * The keyword's reply, after the inbound committed, through the provider the keyword came in by.
+ * It bypasses the compliance engine on purpose: the confirmation is the one text an opted-out
+ * number must still get. It is its own ledger row (kind, client_ref derived from the inbound row,
+ * so it is sent at most once) and best effort: a provider failure is recorded as a failed
+ * transition and never turns the webhook's answer into an error (the inbound is already recorded).
+ */
+async function sendKeywordReply(deps: AppDeps, tenantId: string, inbound: SmsRow, reply: { kind: string; body: string }, log: Logger): Promise<void> {
+  try {
+    const seg = segmentInfo(reply.body);
+    const queued = await withTenantSql(deps.db, tenantId, async (sql) => {
+      const [p] = await sql.query<{ adapter: SmsAdapterName; region: string; base_url: string | null }>(
+        'SELECT adapter, region, base_url FROM sms_providers WHERE id = $1::uuid',
+        [inbound.provider_id],
+      );
+      if (!p) return null;
+      const [row] = await sql.query<{ id: string }>(
+        `INSERT INTO sms_messages (tenant_id, direction, status, from_e164, to_e164, body, segments, encoding, client_ref, provider_id,
+           campaign_id, debt_id, consumer_ref, kind, occurred_at)
+         VALUES (app_tenant_id(), 'outbound', 'queued', $1, $2, $3, $4, $5, $6, $7::uuid, $8::uuid, $9::uuid, $10, $11, now())
+         ON CONFLICT (tenant_id, client_ref) WHERE corrects_id IS NULL AND client_ref IS NOT NULL DO NOTHING
+         RETURNING id`,
+        [inbound.to_e164, inbound.from_e164, reply.body, seg.segments, seg.encoding, `${reply.kind}:${inbound.id}`, inbound.provider_id,
+          inbound.campaign_id, inbound.debt_id, inbound.consumer_ref, reply.kind],
+      );
+      return row ? { id: row.id, provider: p } : null;
+    });
+    if (!queued) return;
+    const { provider } = queued;
+    const result = await adapterFor(provider.adapter)
+      .send(
+        { id: inbound.provider_id, adapter: provider.adapter, region: provider.region, baseUrl: provider.base_url },
+        { to: inbound.from_e164!, from: inbound.to_e164, body: reply.body, messageId: queued.id },
+        { allowlist: deps.config.egressAllowlist, resolver: deps.resolver, apiKey: null },
+      )
+      .catch((err: unknown) => ({ accepted: false as const, errorCode: 'provider_unreachable', detail: (err as Error)?.message ?? 'error' }));
+    await withTenantSql(deps.db, tenantId, (sql) =>
+      result.accepted
+        ? insertTransition(sql, queued.id, { status: 'sent', providerMessageId: result.providerMessageId, segments: seg.segments, occurredAt: new Date() })
+        : insertTransition(sql, queued.id, { status: 'failed', errorCode: result.errorCode, occurredAt: new Date() }),
+    );
+    if (!result.accepted) log.warn({ kind: reply.kind, error_code: result.errorCode, to: maskPhone(inbound.from_e164) }, 'keyword reply refused by the provider');
+  } catch (err) {
+    log.error({ err: (err as Error)?.message, kind: reply.kind }, 'keyword reply not sent');
+  }
+}
+
+/**
+ * Keyword effects, in the transaction of the received row. Only free text is announced as
+ * sms.received (SPEC: "anything else"); an opt-out is announced as sms.optout about the same row,
+ * and HELP/START are handled here with nothing left for a person to answer.
+ */
+async function applyKeyword(sql: SqlTx, tenantId: string, row: SmsRow, action: KeywordAction | null): Promise<void> {
+  const from = row.from_e164!;
+  const evidence = { sms_message_id: row.id, provider_id: row.provider_id, provider_message_id: row.provider_message_id, keyword: normalizeKeyword(row.body ?? '') };
+  const event = (name: 'sms.received' | 'sms.optout') =>
+    emitEvent(sql, tenantId, { event: name, eventId: row.id, occurredAt: row.occurred_at, data: smsMessageView(row), liveData: maskedSmsView(row) });
+
+  if (action === 'optout') {
+    await recordOptOut(sql, tenantId, {
+      phoneE164: from,
+      source: 'optout_keyword',
+      channel: 'sms',
+      reason: 'opt-out keyword received by SMS',
+      at: row.occurred_at,
+      evidence,
+      audit: { actorType: 'system', subjectType: 'sms_message', subjectId: row.id, payload: { ...evidence, debt_id: row.debt_id } },
+    });
+    await event('sms.optout');
+  } else if (action === 'optin') {
+    await recordKeywordOptIn(sql, tenantId, {
+      phoneE164: from,
+      at: row.occurred_at,
+      evidence,
+      audit: { subjectType: 'sms_message', subjectId: row.id, payload: { ...evidence, debt_id: row.debt_id } },
+    });
+  } else if (action === null) {
+    await event('sms.received');
+  }
+}
