@@ -82,6 +82,28 @@ async function seedCalls(tenant: ProvisionedTenant, fixture: Fixture, startedAts
   });
 }
 
+/** Outbound texts of the SMS ledger: an original and, unless `accepted` is false, the provider's `sent`. */
+async function seedTexts(tenant: ProvisionedTenant, fixture: Fixture, occurredAts: Date[], opts: { accepted?: boolean; kind?: string } = {}) {
+  await withTenant(app.deps.db, tenant.tenantId, async (tx) => {
+    for (const occurredAt of occurredAts) {
+      const original = await tx.smsMessage.create({
+        data: { tenantId: tenant.tenantId, direction: 'outbound', status: 'queued', toE164: fixture.phone, body: 'x', debtId: fixture.debtId, occurredAt, kind: opts.kind ?? null },
+      });
+      await tx.smsMessage.create({
+        data: {
+          tenantId: tenant.tenantId,
+          direction: 'outbound',
+          status: opts.accepted === false ? 'failed' : 'sent',
+          toE164: fixture.phone,
+          debtId: fixture.debtId,
+          occurredAt,
+          correctsId: original.id,
+        },
+      });
+    }
+  });
+}
+
 function voice(fixture: Fixture, over: Partial<DecisionRequest> = {}): DecisionRequest {
   return { debtId: fixture.debtId, phone: fixture.phone, channel: 'voice', campaignId: null, initiation: 'automated', artificialVoice: false, ...over };
 }
@@ -203,6 +225,22 @@ describe('compliance engine against PostgreSQL', () => {
       const refused = await decideOne(tenant, voice(fixture));
       expect(refused.gate).toBe('state_limit');
       expect(refused.reason).toContain('MA-940CMR7.04');
+    });
+
+    it('counts texts a provider accepted toward the state cap, but not toward Reg F’s call cap', async () => {
+      const fixture = await seedDebt(tenant, { phone: bostonNumber() });
+      // A refused text and a keyword confirmation reached nobody against their will: not counted.
+      await seedTexts(tenant, fixture, [new Date(NOW.getTime() - DAY)], { accepted: false });
+      await seedTexts(tenant, fixture, [new Date(NOW.getTime() - DAY)], { kind: 'stop_confirmation' });
+      await seedTexts(tenant, fixture, [new Date(NOW.getTime() - 2 * DAY)]);
+      expect((await decideOne(tenant, voice(fixture))).allowed).toBe(true);
+      await seedTexts(tenant, fixture, [new Date(NOW.getTime() - DAY)]);
+      const refused = await decideOne(tenant, voice(fixture));
+      expect(refused.gate).toBe('state_limit');
+
+      const elsewhere = await seedDebt(tenant);
+      await seedTexts(tenant, elsewhere, Array.from({ length: 8 }, () => new Date(NOW.getTime() - HOUR)));
+      expect((await decideOne(tenant, voice(elsewhere))).allowed).toBe(true);
     });
 
     it('counts Washington per debtor across that debtor’s debts', async () => {

@@ -58,6 +58,8 @@ CREATE INDEX sms_messages_provider_msg_idx ON sms_messages (provider_id, provide
 CREATE INDEX sms_messages_page_idx ON sms_messages (tenant_id, recorded_at, id);
 CREATE INDEX sms_messages_transitions_idx ON sms_messages (corrects_id, recorded_at) WHERE corrects_id IS NOT NULL;
 CREATE INDEX sms_messages_to_idx ON sms_messages (tenant_id, to_e164, occurred_at) WHERE corrects_id IS NULL;
+-- The compliance engine counts a debt's texts for the state caps.
+CREATE INDEX sms_messages_debt_idx ON sms_messages (debt_id, occurred_at) WHERE corrects_id IS NULL AND direction = 'outbound';
 CREATE TRIGGER sms_messages_no_update BEFORE UPDATE ON sms_messages FOR EACH ROW EXECUTE FUNCTION refuse_mutation();
 CREATE TRIGGER sms_messages_no_delete BEFORE DELETE ON sms_messages FOR EACH ROW EXECUTE FUNCTION refuse_mutation();
 CREATE TRIGGER sms_messages_no_truncate BEFORE TRUNCATE ON sms_messages FOR EACH STATEMENT EXECUTE FUNCTION refuse_mutation();

@@ -104,18 +104,26 @@ SELECT r.i,
     ) u WHERE u.id IS NOT NULL
   ) g ON true
   LEFT JOIN LATERAL (
-    SELECT count(*) FILTER (WHERE a.debt_id = ANY (g.ids) AND a.at > $2::timestamptz - interval '7 days') AS regf_calls_7d,
+    SELECT count(*) FILTER (WHERE a.is_call AND a.debt_id = ANY (g.ids) AND a.at > $2::timestamptz - interval '7 days') AS regf_calls_7d,
            count(*) FILTER (WHERE a.debt_id = d.id AND a.at > $2::timestamptz - interval '7 days') AS debt_7d,
            count(*) FILTER (WHERE a.debt_id = d.id) AS debt_30d,
            count(*) FILTER (WHERE a.at > $2::timestamptz - interval '7 days') AS consumer_7d,
-           count(*) FILTER (WHERE a.debt_id = d.id AND a.at > $2::timestamptz - interval '24 hours') AS debt_calls_24h
+           count(*) FILTER (WHERE a.is_call AND a.debt_id = d.id AND a.at > $2::timestamptz - interval '24 hours') AS debt_calls_24h
       FROM debts x
       CROSS JOIN LATERAL (
-        SELECT ca.debt_id, coalesce(ca.started_at, ca.inserted_at) AS at
+        SELECT ca.debt_id, coalesce(ca.started_at, ca.inserted_at) AS at, true AS is_call
           FROM call_attempts ca
          WHERE ca.debt_id = x.id AND ca.corrects_id IS NULL
            AND coalesce(ca.started_at, ca.inserted_at) > $2::timestamptz - interval '30 days'
            AND coalesce(ca.disposition, '') <> 'not_placed'
+        UNION ALL
+        -- Texts are communications for the state caps (not for Reg F's call cap): outbound messages
+        -- a provider accepted, keyword confirmations excepted (the consumer asked for those).
+        SELECT sm.debt_id, sm.occurred_at AS at, false AS is_call
+          FROM sms_messages sm
+         WHERE sm.debt_id = x.id AND sm.corrects_id IS NULL AND sm.direction = 'outbound' AND sm.kind IS NULL
+           AND sm.occurred_at > $2::timestamptz - interval '30 days'
+           AND EXISTS (SELECT 1 FROM sms_messages t WHERE t.corrects_id = sm.id AND t.status IN ('sent', 'delivered', 'undelivered'))
         OFFSET 0
       ) a
      WHERE x.consumer_ref = d.consumer_ref
@@ -128,7 +136,7 @@ export type LoadedFacts = Omit<DecisionFacts, 'numberZones' | 'areaCodeState' | 
 
 export async function loadFacts(sql: SqlTx, requests: DecisionRequest[], now: Date): Promise<LoadedFacts[]> {
   const payload = requests.map((r, i) => ({ i, debt_id: r.debtId, phone: r.phone, channel: r.channel, campaign_id: r.campaignId }));
-  const rows = await sql.query<FactsRow>(FACTS_SQL, [JSON.stringify(payload), now.toISOString()], 'compliance_facts_v1');
+  const rows = await sql.query<FactsRow>(FACTS_SQL, [JSON.stringify(payload), now.toISOString()], 'compliance_facts_v2');
   if (rows.length !== requests.length) throw new Error(`compliance facts: expected ${requests.length} rows, got ${rows.length}`);
   return rows.map((row) => ({
     humanInitiatedEnabled: row.human_initiated_enabled,

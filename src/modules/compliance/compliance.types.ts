@@ -62,7 +62,7 @@ export interface CampaignFacts {
   destinationLocal: boolean;
 }
 
-/** Communications already made, counted per unit and window (calls; texts join with the SMS ledger). */
+/** Communications already made, counted per unit and window (calls from the CDR, texts a provider accepted from the SMS ledger). */
 export interface CommunicationCounts {
   /** Placed calls in the last 7 × 24 h for the Reg F unit (the debt, or its student-loan group). */
   regfCalls7d: number;
