@@ -299,7 +299,7 @@ describe('inbound messages and keywords', () => {
     expect(await replies(tenant, from)).toEqual([{ kind: 'help_reply', from: OUR_NUMBER, status: 'sent' }]);
   });
 
-  it('ignores an inbound to an account-wide provider (no tenant can be attributed) and an unparseable inbound', async () => {
+  it('ignores an inbound to an account-wide provider from a number none of its tenants texted, and an unparseable inbound', async () => {
     const wide = await provider(tenant, { accountWide: true });
     expect((await inbound(wide.id, CUSTOMER(), 'STOP')).body).toEqual({ status: 'ignored' });
     expect((await postHmac(providerId, 'inbound', { message_id: 'x', from: 'nobody', to: OUR_NUMBER, text: 'hi' })).body).toEqual({ status: 'ignored' });

@@ -60,8 +60,9 @@ envelope. Recorded as a \`received\` ledger row (a replayed provider message id 
 (case-insensitive, punctuation-tolerant, English and Spanish) acts: STOP, STOPALL, UNSUBSCRIBE, CANCEL, QUIT, END, REVOKE, OPT OUT,
 REMOVE, ALTO, PARAR, CANCELAR, BAJA... list the number internally (source optout_keyword), revoke its SMS consents and announce
 \`sms.optout\`; START, UNSTOP, COMENZAR, INICIAR lift only that keyword listing and re-grant consents a keyword revoked; HELP,
-INFO, AYUDA are recorded. Any other text is announced as \`sms.received\` (masked on the live floor). Inbound messages to an
-account-wide provider are \`ignored\` (no tenant can be attributed).`;
+INFO, AYUDA are recorded. Any other text is announced as \`sms.received\` (masked on the live floor). An inbound message to an
+account-wide provider belongs to the account's tenant that last texted the number through that provider, and is \`ignored\`
+when there is none.`;
     app.openapi(route(endpoint, endpoint === 'dlr' ? 'SMS delivery receipt from a provider' : 'Inbound SMS from a provider', description), async (c) => {
       const status = await handleProviderWebhook(deps, {
         providerId: c.req.valid('param').provider_id,

@@ -109,14 +109,20 @@ export function maskedSmsView(row: SmsRow): ReturnType<typeof smsMessageView> {
   return { ...smsMessageView(row), from_e164: maskPhone(row.from_e164), body_preview: null };
 }
 
+/** The tenant (of the provider's account) whose latest outbound through the provider went to `from`; null when none. */
+async function inboundTenant(deps: AppDeps, providerId: string, from: string): Promise<string | null> {
+  const { rows } = await deps.db.pool.query<{ tenant_id: string | null }>('SELECT sms_inbound_tenant($1::uuid, $2) AS tenant_id', [providerId, from]);
+  return rows[0]?.tenant_id ?? null;
+}
+
 async function recordInbound(deps: AppDeps, provider: WebhookProvider, m: ParsedInbound, log: Logger): Promise<WebhookOutcome> {
-  // An account-wide provider serves several tenants and nothing in an inbound names one; telling
-  // them apart needs a lookup across tenants that no SECURITY DEFINER function offers yet.
-  if (!provider.tenant_id) {
-    log.warn({ provider_id: provider.provider_id, from: maskPhone(m.from) }, 'inbound sms to an account-wide provider cannot be attributed; ignored');
+  // An account-wide provider serves several tenants and nothing in an inbound names one: the reply
+  // belongs to the tenant of the account that last texted that number through this provider.
+  const tenantId = provider.tenant_id ?? (await inboundTenant(deps, provider.provider_id, m.from));
+  if (!tenantId) {
+    log.warn({ provider_id: provider.provider_id, from: maskPhone(m.from) }, 'inbound sms to an account-wide provider from a number none of its tenants texted; ignored');
     return 'ignored';
   }
-  const tenantId = provider.tenant_id;
   const action = classifyKeyword(m.text);
   const result = await withTenantSql(deps.db, tenantId, async (sql): Promise<{ outcome: WebhookOutcome; row?: SmsRow }> => {
     // The conversation this reply belongs to: the latest text the tenant sent that number.
