@@ -12,6 +12,7 @@ import { complianceSnapshot, evaluateInTx } from '../compliance/compliance.servi
 import { claimDialableLeads } from '../leads/lead.repository';
 import { channelsInUse, dialsLastSecond, IN_FLIGHT_HORIZON_MS } from './capacity.repository';
 import { AbandonmentController, linesToDial, pacingModeOf, type PacingState } from './pacing';
+import { smsBlastTick } from './sms-blast.service';
 import type { RunnerOptions } from './runner-options';
 
 /** After a placed attempt the debt rests this long before the loop dials it again. */
@@ -482,6 +483,11 @@ export async function pace(deps: AppDeps, input: TickInput, run: RunCounters): P
  * its batch) decide and record a batch, then place what is recorded and not yet sent.
  */
 export async function dialTick(deps: AppDeps, input: TickInput, now: Date = new Date()): Promise<TickResult> {
+  // A text campaign sends through the SMS path (sms-blast.service.ts): no switch, no CDR, no pacing.
+  const [kind] = await withTenantSql(deps.db, input.tenantId, (sql) =>
+    sql.query<{ campaign_type: string }>('SELECT campaign_type FROM campaigns WHERE id = $1', [input.campaignId]),
+  );
+  if (kind?.campaign_type === 'sms_blast') return smsBlastTick(deps, input, now);
   const reaped = await reapExpired(deps, input, now);
   const pacing = await pace(deps, input, await runCounters(deps, input.tenantId, input.campaignId, new Date(input.runStartedAt)));
   const ids = Array.from({ length: input.options.batch_size }, (_, i) => tickRowId(input.tickKey, i));
