@@ -197,6 +197,18 @@ describe('the sms_blast tick, called directly', () => {
     expect((await ledger(tenant, campaignId)).rows).toHaveLength(4);
   });
 
+  it('a new run (another tick key) never texts a debt the campaign texted and did not push', async () => {
+    const tenant = await provisionTenant(app);
+    const campaignId = await runningBlast(tenant);
+    await seedSmsLeads(tenant, campaignId, [{ phone: numberEnding(daytimePrefix(), 8, 22) }]);
+    expect(await dialTick(app.deps, tickInput(tenant, campaignId, `run-${randomUUID()}:0`))).toMatchObject({ placed: 1 });
+    await withTenant(app.deps.db, tenant.tenantId, (tx) => tx.debt.updateMany({ where: { campaignId }, data: { nextDialableAt: null } }));
+    expect(await dialTick(app.deps, tickInput(tenant, campaignId, `run-${randomUUID()}:0`))).toMatchObject({ placed: 0 });
+    expect((await ledger(tenant, campaignId)).originals).toHaveLength(1);
+    const debt = await withTenant(app.deps.db, tenant.tenantId, (tx) => tx.debt.findFirstOrThrow({ where: { campaignId } }));
+    expect(debt.nextDialableAt).not.toBeNull();
+  });
+
   it('a spend cap ends the tick early without throwing and leaves the lead due', async () => {
     const tenant = await provisionTenant(app);
     const campaignId = await runningBlast(tenant);

@@ -55,6 +55,23 @@ async function earlierOfTick(sql: SqlTx, campaignId: string, tickKey: string): P
   );
 }
 
+/**
+ * Claimed debts the campaign texted within REDIAL_AFTER_MS (another run, or a try under another
+ * tick key, sent and died before pushing them): settled like an earlier try's sends, never texted again.
+ */
+async function textedRecently(sql: SqlTx, campaignId: string, debtIds: string[], now: Date): Promise<Array<{ debt_id: string; status: string }>> {
+  if (!debtIds.length) return [];
+  return sql.query<{ debt_id: string; status: string }>(
+    `SELECT DISTINCT ON (o.debt_id) o.debt_id, coalesce(t.status, o.status) AS status
+       FROM sms_messages o
+       LEFT JOIN LATERAL (SELECT x.status FROM sms_messages x WHERE x.corrects_id = o.id ORDER BY x.recorded_at DESC, x.id DESC LIMIT 1) t ON true
+      WHERE o.corrects_id IS NULL AND o.direction = 'outbound' AND o.campaign_id = $1 AND o.debt_id = ANY ($2::uuid[])
+        AND o.occurred_at > $3::timestamptz - make_interval(secs => $4 / 1000.0)
+      ORDER BY o.debt_id, o.occurred_at DESC`,
+    [campaignId, debtIds, now, REDIAL_AFTER_MS],
+  );
+}
+
 /** The merge values of the claimed debts: {{state}} is the debt's state, {{amount}} its amount as "1234.50". */
 async function mergeValues(sql: SqlTx, debtIds: string[]) {
   const rows = await sql.query<{ id: string; external_ref: string; consumer_ref: string; account_number: string | null; amount_cents: string; state: string }>(
@@ -99,7 +116,11 @@ async function claim(deps: AppDeps, input: TickInput, now: Date): Promise<Claime
     const cpsLeft = campaign.max_cps === null ? null : Math.max(0, campaign.max_cps - (await sendsLastSecond(sql, now)));
     const want = Math.min(cpsLeft ?? Infinity, input.options.batch_size - earlier.length);
     if (want <= 0) return { ...none(cpsLeft === 0 ? 'capacity_full' : 'batch_done', cpsLeft), earlier };
-    const leads = await claimDialableLeads(sql, input.campaignId, now, want, earlier.map((e) => e.debt_id));
+    const claimed = await claimDialableLeads(sql, input.campaignId, now, want, earlier.map((e) => e.debt_id));
+    const recent = await textedRecently(sql, input.campaignId, claimed.map((l) => l.debtId), now);
+    const recentIds = new Set(recent.map((r) => r.debt_id));
+    earlier.push(...recent);
+    const leads = claimed.filter((l) => !recentIds.has(l.debtId));
     const values = await mergeValues(sql, leads.map((l) => l.debtId));
     const body = campaign.sms_body;
     return {
