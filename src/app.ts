@@ -7,6 +7,7 @@ import type { AppEnv } from './lib/context';
 import { bodySizeLimit, errorHandler, notFoundHandler, requestLogging, requireJsonBodies } from './lib/http-middleware';
 import type { HttpMetrics } from './lib/metrics';
 import { createRouter } from './lib/openapi';
+import { agentRoutes } from './modules/agents/agent.routes';
 import { apiKeyRoutes } from './modules/api-keys/api-key.routes';
 import { callbackRoutes } from './modules/callbacks/callback.routes';
 import { cdrRoutes } from './modules/cdr/cdr.routes';
@@ -112,5 +113,6 @@ export function createApp(deps: AppDeps, httpMetrics: HttpMetrics): OpenAPIHono<
   app.route('/', smsWebhookRoutes(deps));
   app.route('/', smsProviderRoutes(deps));
   app.route('/', smsRoutes(deps));
+  app.route('/', agentRoutes(deps));
   return app;
 }
