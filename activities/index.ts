@@ -1,5 +1,6 @@
 import type { AppDeps } from '../src/deps';
 import { createCallbackActivities } from './callback.activities';
+import { createCallControlActivities } from './call-control.activities';
 import { createDialerActivities } from './dialer.activities';
 import { createPromiseActivities } from './promise.activities';
 import { createSmokeActivities } from './smoke.activities';
@@ -13,5 +14,6 @@ export function createActivities(deps: AppDeps) {
     ...createPromiseActivities(deps),
     ...createDialerActivities(deps),
     ...createWebhookActivities(deps),
+    ...createCallControlActivities(deps),
   };
 }

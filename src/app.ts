@@ -11,6 +11,7 @@ import { agentRoutes } from './modules/agents/agent.routes';
 import { apiKeyRoutes } from './modules/api-keys/api-key.routes';
 import { callbackRoutes } from './modules/callbacks/callback.routes';
 import { cdrRoutes } from './modules/cdr/cdr.routes';
+import { callControlRoutes } from './modules/call-control/call-control.routes';
 import { complianceRoutes } from './modules/compliance/compliance.routes';
 import { complianceReportRoutes } from './modules/compliance-reports/reports.routes';
 import { authRoutes, mePasswordRoutes } from './modules/auth/auth.routes';
@@ -101,6 +102,7 @@ export function createApp(deps: AppDeps, httpMetrics: HttpMetrics): OpenAPIHono<
   app.route('/', dialRoutes(deps));
   app.route('/', didRoutes(deps));
   app.route('/', cdrRoutes(deps));
+  app.route('/', callControlRoutes(deps));
   app.route('/', callbackRoutes(deps));
   app.route('/', promiseRoutes(deps));
   app.route('/', statsRoutes(deps));

@@ -42,6 +42,8 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.string().default('info'),
   PASSWORD_PBKDF2_ITERATIONS: z.preprocess(blankAsUnset, z.coerce.number().int().min(1000).default(210_000)),
   AI_MAX_CALL_SECONDS_DEFAULT: z.preprocess(blankAsUnset, z.coerce.number().int().positive().default(900)),
+  // Live-call control toggles (hold, unhold, mute, unmute) per tenant and principal per minute; hangup is exempt.
+  CALL_CONTROL_PER_MINUTE: z.preprocess(blankAsUnset, z.coerce.number().int().min(1).max(100_000).default(120)),
   CALLBACK_MISS_AFTER_MS: z.preprocess(blankAsUnset, z.coerce.number().int().min(0).default(30 * 60_000)),
   // Websocket live floor. The ticket only bridges the REST call and the socket's opening, so it is short.
   WS_TICKET_TTL_SECONDS: z.preprocess(blankAsUnset, z.coerce.number().int().min(1).max(3600).default(60)),

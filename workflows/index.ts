@@ -6,4 +6,5 @@ export { promiseDeadlineWorkflow } from './promise.workflow';
 export { campaignRunWorkflow } from './campaign-run.workflow';
 export { callSessionWorkflow } from './call-session.workflow';
 export { placeCallWorkflow } from './place-call.workflow';
+export { callControlWorkflow } from './call-control.workflow';
 export { webhookDispatcherWorkflow } from './webhook-dispatcher.workflow';

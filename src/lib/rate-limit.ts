@@ -20,6 +20,11 @@ export const RATE_BUDGETS = {
   passwordReset: { points: 3, durationSeconds: 3600 },
   /** Dispositions per tenant (POST /v1/call_attempts/{id}/disposition). */
   dispositions: { points: 600, durationSeconds: 60 },
+  /**
+   * Live-call control toggles (hold, unhold, mute, unmute) per tenant and principal; hangup is exempt.
+   * The deployment's CALL_CONTROL_PER_MINUTE overrides the points (consume's `points`).
+   */
+  callControl: { points: 120, durationSeconds: 60 },
 } satisfies Record<string, FixedWindow>;
 
 export type BudgetName = keyof typeof RATE_BUDGETS;
@@ -30,9 +35,11 @@ export type BudgetName = keyof typeof RATE_BUDGETS;
  */
 export class RateLimits {
   private readonly limiters = new Map<BudgetName, RateLimiterPostgres>();
+  /** Limiters of a budget with a configured number of points (same key prefix, so the same counters). */
+  private readonly overrides = new Map<string, RateLimiterPostgres>();
 
   constructor(
-    pool: Pool,
+    private readonly pool: Pool,
     private readonly budgets: Record<BudgetName, FixedWindow> = RATE_BUDGETS,
   ) {
     for (const [name, budget] of Object.entries(budgets) as [BudgetName, FixedWindow][]) {
@@ -58,10 +65,33 @@ export class RateLimits {
     return limiter;
   }
 
-  /** Spends one point; false when the window's budget is already used up. */
-  async consume(name: BudgetName, key: string): Promise<boolean> {
+  private limiterWithPoints(name: BudgetName, points: number): RateLimiterPostgres {
+    if (points === this.budgets[name].points) return this.limiter(name);
+    const id = `${name}:${points}`;
+    let limiter = this.overrides.get(id);
+    if (!limiter) {
+      limiter = new RateLimiterPostgres({
+        storeClient: this.pool,
+        storeType: 'pool',
+        tableName: 'rate_limits',
+        tableCreated: true,
+        clearExpiredByTimeout: false,
+        keyPrefix: name,
+        points,
+        duration: this.budgets[name].durationSeconds,
+      });
+      this.overrides.set(id, limiter);
+    }
+    return limiter;
+  }
+
+  /**
+   * Spends one point; false when the window's budget is already used up. `points` replaces the
+   * budget's points (a deployment setting such as CALL_CONTROL_PER_MINUTE); the window stays.
+   */
+  async consume(name: BudgetName, key: string, points?: number): Promise<boolean> {
     try {
-      await this.limiter(name).consume(sha256Hex(key), 1);
+      await (points === undefined ? this.limiter(name) : this.limiterWithPoints(name, points)).consume(sha256Hex(key), 1);
       return true;
     } catch (err) {
       if (err instanceof RateLimiterRes) return false;

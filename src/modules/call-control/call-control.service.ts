@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/common';
+import type { AppDeps } from '../../deps';
+import { actorOf } from '../../lib/audit';
+import type { Principal } from '../../lib/context';
+import { AppError, conflict, internal, notFound, rateLimited } from '../../lib/errors';
+import { withTenantSql } from '../../lib/tenancy';
+import { callControlWorkflow } from '../../../workflows/call-control.workflow';
+import { findCallByUuid } from '../cdr/cdr.repository';
+import { attemptProfile } from '../compliance/compliance-preflight.service';
+import { evaluate } from '../compliance/compliance.service';
+import { CALL_CONTROL_FAILURES, type CallControlAction, type CallControlInput } from './call-control.switch';
+import type { CallControlResult } from './call-control.schemas';
+
+export const TOGGLES: readonly CallControlAction[] = ['hold', 'unhold', 'mute', 'unmute'];
+
+export const callControlWorkflowId = (tenantId: string, callUuid: string, action: CallControlAction): string =>
+  `call-control:${tenantId}:${callUuid}:${action}:${randomUUID()}`;
+
+/** The ApplicationFailure type somewhere in a workflow failure's cause chain. */
+function failureOf(err: unknown): ApplicationFailure | null {
+  let e: unknown = err;
+  for (let i = 0; i < 8 && e instanceof Error; i += 1) {
+    if (e instanceof ApplicationFailure) return e;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return null;
+}
+
+function toAppError(err: unknown, action: CallControlAction): AppError {
+  const failure = failureOf(err);
+  switch (failure?.type) {
+    case CALL_CONTROL_FAILURES.auditUnavailable:
+      return new AppError(503, 'audit_unavailable', 'the evidence row could not be written; no switch command was sent; retry with backoff');
+    case CALL_CONTROL_FAILURES.eslUnavailable:
+      return new AppError(503, 'esl_unavailable', 'switch control link unavailable; retry with backoff');
+    case CALL_CONTROL_FAILURES.noAgentLeg:
+      return conflict(`no agent leg is bridged to the call; nothing to ${action}`);
+    case CALL_CONTROL_FAILURES.callNotLive:
+      return conflict('the call has no live leg on the switch');
+    case CALL_CONTROL_FAILURES.switchRejected: {
+      const cause = typeof failure.details?.[0] === 'string' ? failure.details[0] : 'UNKNOWN';
+      return new AppError(502, 'dial_error', `the switch rejected ${action} (${cause})`);
+    }
+    default:
+      return internal(`${action} could not be run; retry with backoff`);
+  }
+}
+
+/** The call's state from the CDR: the original row, and whether a final row (ended_at) exists. */
+async function lookupCall(deps: AppDeps, tenantId: string, callUuid: string) {
+  return withTenantSql(deps.db, tenantId, async (sql) => {
+    const call = await findCallByUuid(sql, tenantId, callUuid);
+    if (!call) return null;
+    const ended =
+      call.endedAt !== null ||
+      (await sql.query(`SELECT 1 FROM call_attempts WHERE tenant_id = $1::uuid AND corrects_id = $2::uuid AND ended_at IS NOT NULL LIMIT 1`, [tenantId, call.id]))
+        .length > 0;
+    const campaign = call.campaignId
+      ? ((await sql.query<{ campaign_type: string; ai_voice: boolean }>(`SELECT campaign_type, ai_voice FROM campaigns WHERE id = $1::uuid`, [call.campaignId]))[0] ?? null)
+      : null;
+    return { call, ended, campaign };
+  });
+}
+
+/**
+ * POST /v1/calls/{call_id}/<action>. Order: the toggles' budget (before the lookup), the CDR lookup
+ * (404 unknown or foreign, 409 ended), for unhold the mid-call compliance gate (422), then the
+ * one-step workflow whose activity finds the agent leg (409), writes the request row (503
+ * audit_unavailable), commands the switch (503 esl_unavailable, 502 dial_error) and writes the outcome.
+ */
+export async function controlCall(deps: AppDeps, principal: Principal, requestId: string | null, callUuid: string, action: CallControlAction): Promise<CallControlResult> {
+  const tenantId = principal.tenantId;
+  const actor = actorOf(principal);
+  if (TOGGLES.includes(action)) {
+    const key = `${tenantId}:${actor.type}:${actor.id}`;
+    if (!(await deps.rateLimits.consume('callControl', key, deps.config.CALL_CONTROL_PER_MINUTE))) {
+      throw rateLimited('the call-control budget is used up; retry with backoff');
+    }
+  }
+
+  const found = await lookupCall(deps, tenantId, callUuid);
+  if (!found) throw notFound('call not found');
+  if (found.ended) throw conflict('the call has ended');
+  const { call } = found;
+
+  if (action === 'unhold') {
+    if (!call.debtId || !call.toNumber) throw conflict('the call has no debt or number to re-check the compliance gate for');
+    const profile = found.campaign ? attemptProfile(found.campaign) : { artificialVoice: false };
+    const [decision] = await evaluate(
+      deps,
+      tenantId,
+      [{ debtId: call.debtId, phone: call.toNumber, campaignId: call.campaignId, channel: 'voice', initiation: 'human', artificialVoice: profile.artificialVoice }],
+      { actor },
+    );
+    if (!decision?.decisionId) {
+      throw new AppError(503, 'audit_unavailable', 'the compliance decision could not be recorded; the call stays on hold; retry with backoff');
+    }
+    if (!decision.allowed) {
+      throw new AppError(422, 'compliance_blocked', `the compliance engine refused to resume the call: ${decision.reason ?? decision.gate ?? 'refused'}; the call stays on hold`, {
+        gate: decision.gate ?? 'tenant_policy',
+        decision_id: decision.decisionId,
+      });
+    }
+  }
+
+  if (!deps.temporal) throw internal('no workflow service is configured; nothing was sent to the switch');
+  const input: CallControlInput = { tenantId, callUuid, callAttemptId: call.id, action, actor, requestId };
+  try {
+    const outcome = await deps.temporal.workflow.execute(callControlWorkflow, {
+      workflowId: callControlWorkflowId(tenantId, callUuid, action),
+      taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
+      args: [input],
+    });
+    return { call_id: callUuid, action, applied: true, agent_leg_uuid: outcome.agentLegUuid, at: outcome.at };
+  } catch (err) {
+    const mapped = toAppError(err, action);
+    if (mapped.status >= 500) deps.logger.warn({ err: (err as Error).message, call_id: callUuid, action, code: mapped.code }, 'call control failed');
+    throw mapped;
+  }
+}

@@ -1,0 +1,187 @@
+import { randomUUID } from 'node:crypto';
+import { withTenant } from '../../src/lib/tenancy';
+import { daytimePrefix, numberEnding, runWorker, seatAgents, seedLeads, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
+import { provisionTenant, startTestApp, type ProvisionedTenant, type TestApp } from '../helpers/harness';
+
+jest.setTimeout(120_000);
+
+const BUDGET = 12;
+let rig: SwitchRig;
+let app: TestApp;
+let worker: RunningWorker;
+const taskQueue = `call-control-${randomUUID()}`;
+
+beforeAll(async () => {
+  // A consumer that talks long enough for every command below.
+  rig = await startSwitchRig({ talkMs: 60_000 });
+  app = await startTestApp({ TEMPORAL_TASK_QUEUE: taskQueue, CALL_CONTROL_PER_MINUTE: String(BUDGET) }, { esl: rig.esl });
+  worker = await runWorker(app, taskQueue);
+});
+afterAll(async () => {
+  await worker?.stop();
+  await app?.close();
+  await rig?.close();
+});
+
+function expectError(res: { status: number; body: any }, status: number, code: string) {
+  expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status, code });
+}
+
+const control = (token: string, callId: string, action: string) => app.request('POST', `/v1/calls/${callId}/${action}`, { token });
+
+/** A manual campaign, a seated agent and one human-answering lead: dials it and waits for the agent bridge. */
+async function bridgedCall(tenant: ProvisionedTenant) {
+  const [agentId] = await seatAgents(app, rig, tenant, 1);
+  const created = await app.request('POST', '/v1/campaigns', { token: tenant.apiKey, body: { name: `cc-${randomUUID()}`, campaign_type: 'manual' } });
+  expect(created.status).toBe(201);
+  const campaignId: string = created.body.campaign.id;
+  expect((await app.request('POST', `/v1/campaigns/${campaignId}/start`, { token: tenant.apiKey })).status).toBe(200);
+  const phone = numberEnding(daytimePrefix(), Math.floor(Math.random() * 100), 10);
+  const [debtId] = await seedLeads(app, tenant, campaignId, [phone]);
+  const dialed = await app.request('POST', `/v1/campaigns/${campaignId}/dial`, { token: tenant.apiKey, body: { debt_id: debtId, agent_id: agentId } });
+  expect(dialed.status).toBe(200);
+  expect(dialed.body.status).toBe('dialing');
+  const callId: string = dialed.body.call_id;
+  const agentLeg = await waitFor(() => Promise.resolve(rig.sim.channel(callId)?.bridgedTo ?? undefined), 30_000, 'the agent bridge');
+  return { callId, agentLeg, phone, attemptId: dialed.body.call_attempt.id as string };
+}
+
+async function controlRows(tenant: ProvisionedTenant, attemptId: string) {
+  const rows = await withTenant(app.deps.db, tenant.tenantId, (tx) =>
+    tx.auditLog.findMany({ where: { subjectId: attemptId, action: { startsWith: 'call.' } }, orderBy: [{ lane: 'asc' }, { seq: 'asc' }] }),
+  );
+  return rows.map((r) => ({ action: r.action, actorType: r.actorType, actorId: r.actorId, payload: r.payload as Record<string, unknown> }));
+}
+
+describe('live-call control against the switch simulator', () => {
+  it('holds, unholds, mutes, unmutes the agent leg with evidence, gates unhold, refuses without the switch, and hangs up', async () => {
+    const tenant = await provisionTenant(app);
+    const { callId, agentLeg, phone, attemptId } = await bridgedCall(tenant);
+    expect(rig.sim.channel(agentLeg)?.variables.dd_agent_id).toBeTruthy();
+
+    // hold: the agent leg, not the consumer's.
+    const held = await control(tenant.apiKey, callId, 'hold');
+    expect(held.status).toBe(200);
+    expect(held.body.call).toMatchObject({ call_id: callId, action: 'hold', applied: true, agent_leg_uuid: agentLeg });
+    expect(Number.isNaN(Date.parse(held.body.call.at))).toBe(false);
+    expect(rig.sim.channel(agentLeg)!.held).toBe(true);
+    expect(rig.sim.channel(callId)!.held).toBe(false);
+
+    let rows = await controlRows(tenant, attemptId);
+    expect(rows.map((r) => r.action)).toEqual(['call.hold_requested', 'call.hold']);
+    expect(rows[0]).toMatchObject({ actorType: 'api_key', payload: { call_id: callId, action: 'hold', agent_leg_uuid: agentLeg } });
+    expect(rows[1]!.payload).toMatchObject({ outcome: 'succeeded', agent_leg_uuid: agentLeg });
+
+    const unheld = await control(tenant.apiKey, callId, 'unhold');
+    expect(unheld.status).toBe(200);
+    expect(unheld.body.call).toMatchObject({ action: 'unhold', agent_leg_uuid: agentLeg });
+    expect(rig.sim.channel(agentLeg)!.held).toBe(false);
+
+    expect((await control(tenant.apiKey, callId, 'mute')).status).toBe(200);
+    expect(rig.sim.channel(agentLeg)!.muted.read).toBe(true);
+    expect(rig.sim.channel(callId)!.muted.read).toBe(false);
+    expect((await control(tenant.apiKey, callId, 'unmute')).status).toBe(200);
+    expect(rig.sim.channel(agentLeg)!.muted.read).toBe(false);
+
+    rows = await controlRows(tenant, attemptId);
+    expect(rows.map((r) => r.action)).toEqual([
+      'call.hold_requested',
+      'call.hold',
+      'call.unhold_requested',
+      'call.unhold',
+      'call.mute_requested',
+      'call.mute',
+      'call.unmute_requested',
+      'call.unmute',
+    ]);
+
+    // unhold re-checks the mid-call gate: the number is now on the do-not-call list, the hold stays.
+    expect((await control(tenant.apiKey, callId, 'hold')).status).toBe(200);
+    const suppressed = await app.request('POST', '/v1/suppressions/import', { token: tenant.apiKey, rawBody: `${phone}\n`, headers: { 'content-type': 'text/csv' } });
+    expect(suppressed.status).toBe(200);
+    const gated = await control(tenant.apiKey, callId, 'unhold');
+    expectError(gated, 422, 'compliance_blocked');
+    expect(gated.body.error.gate).toBe('dnc_listed');
+    expect(typeof gated.body.error.decision_id).toBe('string');
+    expect(rig.sim.channel(agentLeg)!.held).toBe(true);
+    expect((await controlRows(tenant, attemptId)).filter((r) => r.action.startsWith('call.unhold'))).toHaveLength(2);
+
+    // The switch control link down: 503, and both rows evidence the failed attempt.
+    const deps = app.deps as { esl: typeof app.deps.esl };
+    const realEsl = deps.esl;
+    deps.esl = null;
+    let down;
+    try {
+      down = await control(tenant.apiKey, callId, 'mute');
+    } finally {
+      deps.esl = realEsl;
+    }
+    expectError(down, 503, 'esl_unavailable');
+    expect(rig.sim.channel(agentLeg)!.muted.read).toBe(false);
+    rows = await controlRows(tenant, attemptId);
+    expect(rows.slice(-2)).toMatchObject([
+      { action: 'call.mute_requested', payload: { call_id: callId } },
+      { action: 'call.mute', payload: { outcome: 'failed', cause: 'ESL_UNAVAILABLE' } },
+    ]);
+
+    // Unknown and foreign calls are 404.
+    expectError(await control(tenant.apiKey, randomUUID(), 'hold'), 404, 'not_found');
+    const other = await provisionTenant(app);
+    expectError(await control(other.apiKey, callId, 'hold'), 404, 'not_found');
+    expectError(await control(other.apiKey, callId, 'hangup'), 404, 'not_found');
+    expect(rig.sim.channel(agentLeg)!.held).toBe(true);
+
+    // hangup kills the consumer leg; the call session writes the final row.
+    const hung = await control(tenant.apiKey, callId, 'hangup');
+    expect(hung.status).toBe(200);
+    expect(hung.body.call).toMatchObject({ call_id: callId, action: 'hangup', applied: true, agent_leg_uuid: agentLeg });
+    const final = await waitFor(
+      async () => {
+        const res = await app.request('GET', `/v1/call_attempts?limit=1000`, { token: tenant.apiKey });
+        return (res.body.call_attempts as any[]).find((r) => r.corrects_id === attemptId && r.ended_at !== null);
+      },
+      30_000,
+      'the final row of the call',
+    );
+    expect(final.ended_at).not.toBeNull();
+    rows = await controlRows(tenant, attemptId);
+    expect(rows.slice(-2).map((r) => [r.action, r.payload.outcome ?? null])).toEqual([
+      ['call.hangup_requested', null],
+      ['call.hangup', 'succeeded'],
+    ]);
+
+    // An ended call has no leg to act on: 409, nothing sent.
+    expectError(await control(tenant.apiKey, callId, 'hold'), 409, 'conflict');
+    expectError(await control(tenant.apiKey, callId, 'hangup'), 409, 'conflict');
+  });
+
+  it('answers 409 when no agent leg is bridged to a call in progress', async () => {
+    const tenant = await provisionTenant(app);
+    const { callId, agentLeg, attemptId } = await bridgedCall(tenant);
+    // The agent leg leaves the bridge (the consumer leg parks): the call is still in progress.
+    await rig.sim.api(`uuid_setvar ${callId} park_after_bridge true`);
+    await rig.sim.api(`uuid_kill ${agentLeg}`);
+    await waitFor(() => Promise.resolve(rig.sim.channel(callId)?.bridgedTo === null ? true : undefined), 10_000, 'the unbridge');
+    const before = (await controlRows(tenant, attemptId)).length;
+    const res = await control(tenant.apiKey, callId, 'hold');
+    expectError(res, 409, 'conflict');
+    // Nothing was asked of the switch: no evidence rows.
+    expect((await controlRows(tenant, attemptId)).length).toBe(before);
+    await control(tenant.apiKey, callId, 'hangup');
+  });
+
+  it('spends the shared toggle budget before the lookup, and never refuses hangup', async () => {
+    const tenant = await provisionTenant(app);
+    const actions = ['hold', 'unhold', 'mute', 'unmute'];
+    for (let i = 0; i < BUDGET; i += 1) expectError(await control(tenant.apiKey, randomUUID(), actions[i % 4]!), 404, 'not_found');
+    for (const action of actions) {
+      const res = await control(tenant.apiKey, randomUUID(), action);
+      expectError(res, 429, 'rate_limited');
+      expect(res.headers['retry-after']).toBeUndefined();
+    }
+    for (let i = 0; i < 3; i += 1) expectError(await control(tenant.apiKey, randomUUID(), 'hangup'), 404, 'not_found');
+    // Another tenant has its own budget.
+    const other = await provisionTenant(app);
+    expectError(await control(other.apiKey, randomUUID(), 'hold'), 404, 'not_found');
+  });
+});
