@@ -5,7 +5,7 @@ import { withTenantSql } from '../src/lib/tenancy';
 import { evaluate } from '../src/modules/compliance/compliance.service';
 import type { DecisionRequest } from '../src/modules/compliance/compliance.types';
 import { createDeps } from '../src/runtime';
-import { argNumber, BENCH_DATABASE_URL, machineLine } from './support';
+import { argNumber, BENCH_DATABASE_URL, machineLine, percentile } from './support';
 import { prepareDatabase } from '../src/db/migrate';
 
 /**
@@ -18,9 +18,6 @@ import { prepareDatabase } from '../src/db/migrate';
 const TENANT_NAME = 'bench-compliance';
 const AREA_CODES = ['303', '617', '212', '206', '305', '208', '312', '415', '512', '907'];
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 
 async function ensureTenant(deps: Awaited<ReturnType<typeof createDeps>>, debts: number): Promise<{ tenantId: string; leads: { debtId: string; phone: string }[] }> {
   const owner = new (await import('pg')).Client({ connectionString: BENCH_DATABASE_URL });

@@ -1,10 +1,6 @@
-import { fork, type ChildProcess } from 'node:child_process';
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
-import path from 'node:path';
 import { Client } from 'pg';
-import { prepareDatabase } from '../src/db/migrate';
-import { freePort } from '../src/platform/temporal-dev';
-import { api, argNumber, machineLine } from './support';
+import { api, argNumber, freshDatabase, machineLine, percentile, startBenchApi } from './support';
 
 /**
  * `npm run bench:sms`: the SMS send path and its delivery receipts over loopback HTTP, on a fresh
@@ -49,57 +45,6 @@ function numberOf(prefix: string, i: number): string {
   return `${prefix}${String(serial).padStart(4, '0')}`;
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
-async function freshDatabase(url: string): Promise<void> {
-  const maintenance = new URL(url);
-  maintenance.pathname = '/postgres';
-  const client = new Client({ connectionString: maintenance.toString() });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS "${new URL(url).pathname.slice(1)}" WITH (FORCE)`);
-  } finally {
-    await client.end();
-  }
-  await prepareDatabase(url);
-}
-
-async function startApi(): Promise<{ port: number; adminToken: string; stop: () => Promise<void> }> {
-  const port = await freePort();
-  const adminToken = randomBytes(24).toString('hex');
-  const child: ChildProcess = fork(path.join(__dirname, 'api-server.ts'), [], {
-    execArgv: ['--import', 'tsx'],
-    env: {
-      ...process.env,
-      DATABASE_URL,
-      ADMIN_API_TOKEN: adminToken,
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-      APP_ENCRYPTION_KEY: 'bench-key',
-      API_PROCESSES: '1',
-      SMS_PROVIDER_ADAPTER: 'mock',
-    },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`api exited with ${code}`)));
-    child.on('message', (msg: { ready?: boolean }) => {
-      if (msg.ready) resolve();
-    });
-  });
-  return {
-    port,
-    adminToken,
-    stop: () =>
-      new Promise((resolve) => {
-        child.removeAllListeners('exit');
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
-}
 
 /** `count` requests from `concurrency` clients; each answer's status is checked by `ok`. */
 async function load(count: number, concurrency: number, request: (i: number) => Promise<boolean>) {
@@ -136,7 +81,7 @@ async function main(): Promise<void> {
   const { prefix, zone } = daytime();
 
   await freshDatabase(DATABASE_URL);
-  const server = await startApi();
+  const server = await startBenchApi(1, { databaseUrl: DATABASE_URL, env: { SMS_PROVIDER_ADAPTER: 'mock' } });
   try {
     const created = await api(server.port, 'POST', '/v1/admin/tenants', server.adminToken, {
       name: `sms-bench-${randomUUID().slice(0, 8)}`,

@@ -2,6 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
+import { Client } from 'pg';
 import { prepareDatabase } from '../src/db/migrate';
 import { freePort } from '../src/platform/temporal-dev';
 
@@ -18,21 +19,45 @@ export interface BenchApi {
   stop(): Promise<void>;
 }
 
-/** Migrates the bench database and starts the API in child process(es) on a free port. */
-export async function startBenchApi(processes: number): Promise<BenchApi> {
-  await prepareDatabase(BENCH_DATABASE_URL);
+/** The p-th percentile of ascending values (nearest rank). */
+export function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** Drops and re-creates a bench's own database, migrated: every run starts from nothing. */
+export async function freshDatabase(url: string): Promise<void> {
+  const maintenance = new URL(url);
+  maintenance.pathname = '/postgres';
+  const client = new Client({ connectionString: maintenance.toString() });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS "${new URL(url).pathname.slice(1)}" WITH (FORCE)`);
+  } finally {
+    await client.end();
+  }
+  await prepareDatabase(url);
+}
+
+/**
+ * Migrates the bench database and starts the API in child process(es) on a free port. `databaseUrl`
+ * and `env` let a bench run on its own database with its own settings.
+ */
+export async function startBenchApi(processes: number, opts: { databaseUrl?: string; env?: Record<string, string> } = {}): Promise<BenchApi> {
+  const databaseUrl = opts.databaseUrl ?? BENCH_DATABASE_URL;
+  await prepareDatabase(databaseUrl);
   const port = await freePort();
   const adminToken = randomBytes(24).toString('hex');
   const child: ChildProcess = fork(path.join(__dirname, 'api-server.ts'), [], {
     execArgv: ['--import', 'tsx'],
     env: {
       ...process.env,
-      DATABASE_URL: BENCH_DATABASE_URL,
+      DATABASE_URL: databaseUrl,
       ADMIN_API_TOKEN: adminToken,
       PORT: String(port),
       LOG_LEVEL: 'warn',
       APP_ENCRYPTION_KEY: 'bench-key',
       API_PROCESSES: String(processes),
+      ...opts.env,
     },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

@@ -5,7 +5,6 @@ import path from 'node:path';
 import { Client as TemporalClient, Connection } from '@temporalio/client';
 import { Client } from 'pg';
 import { loadConfig, ROOT_DIR } from '../src/config';
-import { prepareDatabase } from '../src/db/migrate';
 import { emitEvent } from '../src/lib/events';
 import { createLogger } from '../src/lib/logger';
 import { withTenantSql } from '../src/lib/tenancy';
@@ -13,7 +12,7 @@ import { signatureHeader, verifySignature } from '../src/modules/webhooks/webhoo
 import { ensureTemporalBinary, freePort, readTemporalDevConfig, startTemporalDevServer } from '../src/platform/temporal-dev';
 import { createDeps } from '../src/runtime';
 import { createWorker } from '../workers/worker';
-import { argNumber, machineLine } from './support';
+import { argNumber, freshDatabase, machineLine, percentile } from './support';
 
 /**
  * `npm run bench:webhooks`: outbound webhook delivery end to end. A loopback receiver (its origin
@@ -31,22 +30,6 @@ import { argNumber, machineLine } from './support';
  */
 const DATABASE_URL = process.env.WEBHOOK_BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/dialer_bench_webhooks';
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
-async function freshDatabase(url: string): Promise<void> {
-  const maintenance = new URL(url);
-  maintenance.pathname = '/postgres';
-  const client = new Client({ connectionString: maintenance.toString() });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS "${new URL(url).pathname.slice(1)}" WITH (FORCE)`);
-  } finally {
-    await client.end();
-  }
-  await prepareDatabase(url);
-}
 
 async function main(): Promise<void> {
   const events = argNumber('events', 10_000);
