@@ -586,7 +586,8 @@ describe('call flows of a campaign run against the switch simulator', () => {
           const c = await cdr(env, tenant, campaignId);
           return c.originals.length === 3 && c.originals.every((o) => c.finalOf(o.id)) ? c : undefined;
         },
-        20_000,
+        // Generous: the wait ends as soon as the calls finish; a loaded 2-core machine needs more than a few ticks.
+        60_000,
         'three finished calls',
       );
       for (const o of done.originals) {
