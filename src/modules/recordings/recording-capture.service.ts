@@ -1,0 +1,277 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { Transform } from 'node:stream';
+import { ApplicationFailure } from '@temporalio/common';
+import type { Config } from '../../config';
+import type { AppDeps } from '../../deps';
+import { appendAuditSql } from '../../lib/audit';
+import { emitEvent } from '../../lib/events';
+import { numberGeo, placeOfPostalCode } from '../../lib/phone-geo';
+import { withTenantSql } from '../../lib/tenancy';
+import { createSwitchCommands, EslUnavailableError } from '../../switch/esl';
+import { assertUuid } from '../../switch/esl/commands';
+import type { CallRef } from '../dialer/call-session.service';
+import {
+  findRecordingByCall,
+  hasCallAudit,
+  insertRecording,
+  loadRecordingCallFacts,
+  loadRecordingStartFacts,
+  type RecordingStartFacts,
+} from './recording-capture.repository';
+import { recordingView } from './recording.views';
+import { evaluateRecordingConsent, type RecordingConsentDecision } from './recording-consent';
+
+export const RECORDING_CONTENT_TYPE = 'audio/wav';
+
+/**
+ * A spool file still absent after this many attempts of the capture step was never written (the
+ * switch failed to record): the step gives up with a `recording.missing` audit entry instead of
+ * holding the call session open forever. Earlier attempts wait for a switch still closing it.
+ */
+export const MISSING_SPOOL_ATTEMPTS = 5;
+
+/** The folder the switch records into and the workers read from (the same path on both). */
+export function switchRecordingsDir(config: Pick<Config, 'SWITCH_RECORDINGS_DIR' | 'DATA_DIR'>): string {
+  return path.resolve(config.SWITCH_RECORDINGS_DIR ?? path.join(config.DATA_DIR, 'switch-recordings'));
+}
+
+/** `<SWITCH_RECORDINGS_DIR>/<tenant>/<call uuid>.wav`: both parts are validated ids, so the path cannot leave the folder. */
+export function spoolPathOf(config: Pick<Config, 'SWITCH_RECORDINGS_DIR' | 'DATA_DIR'>, tenantId: string, callUuid: string): string {
+  assertUuid(tenantId);
+  assertUuid(callUuid);
+  return path.join(switchRecordingsDir(config), tenantId, `${callUuid}.wav`);
+}
+
+/** `recordings/<tenant>/<yyyy>/<mm>/<call uuid>.wav`, by the answer's UTC month: a retried capture writes the same key. */
+export function recordingStorageKey(tenantId: string, callUuid: string, startedAt: Date): string {
+  const yyyy = String(startedAt.getUTCFullYear());
+  const mm = String(startedAt.getUTCMonth() + 1).padStart(2, '0');
+  return `recordings/${tenantId}/${yyyy}/${mm}/${callUuid}.wav`;
+}
+
+/**
+ * The spoken consent notice the switch plays, addressed like the other prompts (see promptPath in
+ * the dialer): the switch's TTS provisioning renders the tenant's policy notice_text to this file.
+ */
+export const recordingNoticePath = (tenantId: string) => `dialer-prompts/tenant-${tenantId}/recording-notice.wav`;
+
+export type RecordingStart =
+  | { status: 'recording'; startedAt: string; twoPartyConsentState: string | null; consentNoticePlayed: boolean }
+  | { status: 'not_recorded' | 'skipped' | 'gone' };
+
+/** Where each party of the call may be: the consumer by number, contact state and postal code; the caller by its DID and caller id. */
+async function consentOf(facts: RecordingStartFacts): Promise<RecordingConsentDecision> {
+  const [consumerGeo, callerGeo] = await Promise.all([
+    numberGeo(facts.to_number),
+    facts.from_number ? numberGeo(facts.from_number) : Promise.resolve({ zones: [], areaCodeState: null }),
+  ]);
+  return evaluateRecordingConsent({
+    consumer: [
+      { source: 'area_code', state: consumerGeo.areaCodeState },
+      { source: 'contact_state', state: facts.contact_state },
+      { source: 'postal_code', state: placeOfPostalCode(facts.contact_postal_code).state },
+    ],
+    caller: [
+      { source: 'did_state', state: facts.did_state },
+      { source: 'caller_id_area_code', state: callerGeo.areaCodeState },
+    ],
+  });
+}
+
+const consentEvidence = (d: RecordingConsentDecision) => ({ applied: d.applied, rules_version: d.rules_version });
+
+/**
+ * Starts recording a call whose conversation just began (the agent bridge), when its campaign
+ * records calls. Where all-party consent applies, the tenant's policy decides: `skip` records
+ * nothing (audited recording.skipped with the state), `notice` records and plays the spoken notice
+ * to the consumer. Recording starts before the notice, so the notice is always on the recording:
+ * Washington requires it (RCW 9.73.030(3)) and elsewhere it is the proof that it was played. A
+ * notice that cannot be played stops the recording and discards its file: an all-party call is
+ * never kept without its notice.
+ */
+export async function startCallRecording(deps: AppDeps, ref: CallRef): Promise<RecordingStart> {
+  const facts = await withTenantSql(deps.db, ref.tenantId, (sql) => loadRecordingStartFacts(sql, ref.callAttemptId));
+  if (!facts?.record_calls) return { status: 'not_recorded' };
+  const consent = await consentOf(facts);
+  const state = consent.two_party_consent_state;
+
+  if (state && facts.all_party_mode === 'skip') {
+    await withTenantSql(deps.db, ref.tenantId, async (sql) => {
+      if (await hasCallAudit(sql, ref.callAttemptId, 'recording.skipped')) return;
+      await appendAuditSql(sql, ref.tenantId, [
+        {
+          actorType: 'workflow',
+          action: 'recording.skipped',
+          subjectType: 'call_attempt',
+          subjectId: ref.callAttemptId,
+          payload: { call_uuid: ref.callUuid, campaign_id: facts.campaign_id, two_party_consent_state: state, all_party_mode: 'skip', ...consentEvidence(consent) },
+        },
+      ]);
+    });
+    return { status: 'skipped' };
+  }
+
+  if (!deps.esl) throw new EslUnavailableError('this process has no switch link');
+  const commands = createSwitchCommands(deps.esl);
+  const file = spoolPathOf(deps.config, ref.tenantId, ref.callUuid);
+  await mkdir(path.dirname(file), { recursive: true });
+  const startedAt = new Date().toISOString();
+  try {
+    await commands.record(ref.callUuid, file);
+  } catch (err) {
+    if (!(await commands.exists(ref.callUuid).catch(() => true))) return { status: 'gone' };
+    throw err;
+  }
+
+  const noticePath = state ? recordingNoticePath(ref.tenantId) : null;
+  if (noticePath) {
+    try {
+      await commands.playback(ref.callUuid, noticePath, 'aleg');
+    } catch (err) {
+      await commands.stopRecording(ref.callUuid, file).catch(() => undefined);
+      await rm(file, { force: true });
+      if (!(await commands.exists(ref.callUuid).catch(() => true))) return { status: 'gone' };
+      throw err;
+    }
+  }
+
+  await withTenantSql(deps.db, ref.tenantId, (sql) =>
+    appendAuditSql(sql, ref.tenantId, [
+      {
+        actorType: 'workflow',
+        action: 'recording.started',
+        subjectType: 'call_attempt',
+        subjectId: ref.callAttemptId,
+        payload: {
+          call_uuid: ref.callUuid,
+          campaign_id: facts.campaign_id,
+          two_party_consent_state: state,
+          consent_notice_played: noticePath !== null,
+          notice_path: noticePath,
+          all_party_mode: facts.all_party_mode,
+          ...consentEvidence(consent),
+        },
+      },
+    ]),
+  );
+  return { status: 'recording', startedAt, twoPartyConsentState: state, consentNoticePlayed: noticePath !== null };
+}
+
+export interface CaptureInput extends CallRef {
+  startedAt: string;
+  twoPartyConsentState: string | null;
+  consentNoticePlayed: boolean;
+}
+
+export type CaptureResult = { status: 'stored' | 'exists'; recordingId: string } | { status: 'missing' };
+
+/** Streams the spool file into the store under `key`, hashing and counting what it sends. */
+async function moveToStore(deps: AppDeps, file: string, key: string): Promise<{ sha256: string; size: number }> {
+  const hash = createHash('sha256');
+  let size = 0;
+  const tap = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      hash.update(chunk);
+      size += chunk.length;
+      done(null, chunk);
+    },
+  });
+  const source = createReadStream(file);
+  source.on('error', (err) => tap.destroy(err));
+  try {
+    await deps.objectStore.put(key, source.pipe(tap), { contentType: RECORDING_CONTENT_TYPE });
+  } finally {
+    source.destroy();
+  }
+  return { sha256: hash.digest('hex'), size };
+}
+
+function zoneOf(contactZone: string | null, zones: string[]): string | null {
+  if (contactZone) return contactZone;
+  return zones.length === 1 ? zones[0]! : null;
+}
+
+/**
+ * After the call's final row: moves the switch's WAV from the spool folder into the object store
+ * and writes the recording row, announced as `recording.available` in the same transaction, with
+ * a `recording.created` audit entry holding the audio's SHA-256. The spool file is deleted only
+ * once the row (and so the stored object it names) is committed. Idempotent: a repeat finds the
+ * row and only cleans the spool. A store failure throws, and Temporal retries the step.
+ */
+export async function captureCallRecording(deps: AppDeps, input: CaptureInput, attempt: number): Promise<CaptureResult> {
+  const file = spoolPathOf(deps.config, input.tenantId, input.callUuid);
+  const existing = await withTenantSql(deps.db, input.tenantId, (sql) => findRecordingByCall(sql, input.callUuid));
+  if (existing) {
+    await rm(file, { force: true });
+    return { status: 'exists', recordingId: existing.id };
+  }
+  const facts = await withTenantSql(deps.db, input.tenantId, (sql) => loadRecordingCallFacts(sql, input.callAttemptId));
+  if (!facts) throw ApplicationFailure.nonRetryable(`call attempt ${input.callAttemptId} not found for the tenant`, 'RecordingCallNotFound');
+
+  const present = await stat(file).then(
+    () => true,
+    (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return false;
+      throw err;
+    },
+  );
+  if (!present) {
+    if (attempt < MISSING_SPOOL_ATTEMPTS) throw new Error('the recording is not in the spool folder yet');
+    await withTenantSql(deps.db, input.tenantId, async (sql) => {
+      if (await hasCallAudit(sql, input.callAttemptId, 'recording.missing')) return;
+      await appendAuditSql(sql, input.tenantId, [
+        { actorType: 'workflow', action: 'recording.missing', subjectType: 'call_attempt', subjectId: input.callAttemptId, payload: { call_uuid: input.callUuid } },
+      ]);
+    });
+    return { status: 'missing' };
+  }
+
+  const startedAt = facts.answered_at ?? new Date(input.startedAt);
+  const key = recordingStorageKey(input.tenantId, input.callUuid, startedAt);
+  const { sha256, size } = await moveToStore(deps, file, key);
+  const geo = await numberGeo(facts.to_number);
+  const endedAt = facts.ended_at;
+
+  const row = await withTenantSql(deps.db, input.tenantId, async (sql) => {
+    const inserted = await insertRecording(sql, {
+      callAttemptId: facts.call_attempt_id,
+      callUuid: input.callUuid,
+      campaignId: facts.campaign_id,
+      debtId: facts.debt_id,
+      agentId: facts.agent_id,
+      phoneNumber: facts.to_number,
+      accountRef: facts.account_ref,
+      externalRef: facts.external_ref,
+      startedAt,
+      endedAt,
+      durationSecs: endedAt ? Math.max(0, Math.floor((endedAt.getTime() - startedAt.getTime()) / 1000)) : null,
+      localTz: zoneOf(facts.contact_timezone, geo.zones),
+      twoPartyConsentState: input.twoPartyConsentState,
+      consentNoticePlayed: input.consentNoticePlayed,
+      attestA: facts.attest_a,
+      aiUsed: facts.ai_used,
+      storageKey: key,
+      contentType: RECORDING_CONTENT_TYPE,
+      sizeBytes: size,
+      sha256,
+    });
+    if (!inserted) return findRecordingByCall(sql, input.callUuid);
+    await appendAuditSql(sql, input.tenantId, [
+      {
+        actorType: 'workflow',
+        action: 'recording.created',
+        subjectType: 'recording',
+        subjectId: inserted.id,
+        payload: { call_attempt_id: facts.call_attempt_id, call_uuid: input.callUuid, storage_key: key, size_bytes: size, sha256, retained_until: inserted.retained_until },
+      },
+    ]);
+    await emitEvent(sql, input.tenantId, { event: 'recording.available', eventId: inserted.id, occurredAt: inserted.created_at, data: recordingView(inserted) });
+    return inserted;
+  });
+  await rm(file, { force: true });
+  if (!row) throw new Error('the recording row vanished after its insert');
+  return { status: 'stored', recordingId: row.id };
+}
