@@ -3,6 +3,8 @@ import type { AppDeps } from '../../deps';
 import { actorOf } from '../../lib/audit';
 import { requireManagement } from '../../lib/auth';
 import { createRouter, errorResponses, IdParam, jsonBody, jsonContent } from '../../lib/openapi';
+import { DidHealthQuery, DidHealthSchema } from './did-health.schemas';
+import { didHealth } from './did-health.service';
 import { CreateDidBody, DidEnvelope, DidList, ListDidsQuery, PatchDidBody } from './did.schemas';
 import { createDid, getDid, listDids, retireDid, updateDid } from './did.service';
 
@@ -64,6 +66,28 @@ labels [], notes null. ${WRITE_NOTE}`,
       responses: { 200: jsonContent(DidEnvelope, 'The DID'), ...errorResponses(401, 403, 404) },
     }),
     async (c) => c.json({ did: await getDid(deps, c.get('principal').tenantId, c.req.valid('param').id) }, 200),
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/dids/{id}/health',
+      tags,
+      security,
+      middleware,
+      summary: 'Health of a DID, computed from the CDR at read time',
+      description: `The period is half-open [from, to): \`to\` defaults to now and \`from\` to 30 days before \`to\`; \`from\` not before
+\`to\` or a bad RFC 3339 timestamp is 400 \`bad_request\`. Counted over the call attempts presenting the DID's e164 as from_number:
+\`dials\` are originals that started in the period (not_placed excluded); \`answered\` and the duration come from each call's final
+state (the latest correction, else the original); \`short_calls\` are answered calls that ended less than 15 s after answer. Rates are
+JSON numbers like the other stats' rates (answer_rate over dials, short_call_rate over answered), null when the denominator is 0.
+\`reputation\` holds one entry per reputation service (hiya, tns); no reputation feed is connected, so each is an explicit null.
+Retired and quarantined DIDs serve health like active ones. An unknown id, an id of another tenant and a non-UUID id are the same 404
+\`not_found\`. Tenant-management scope (a \`ddw_\` widget token is 403).`,
+      request: { params: IdParam, query: DidHealthQuery },
+      responses: { 200: jsonContent(DidHealthSchema, 'The DID health'), ...errorResponses(400, 401, 403, 404) },
+    }),
+    async (c) => c.json(await didHealth(deps, c.get('principal').tenantId, c.req.valid('param').id, c.req.valid('query')), 200),
   );
 
   app.openapi(

@@ -1,0 +1,58 @@
+import { z } from '../../lib/openapi';
+import { CARRIER_KINDS, CARRIER_STATUSES, NAME_MAX_CHARS, SIP_PROXY_MAX_CHARS, SOURCE_IPS_MAX } from './carrier.rules';
+
+const dateTime = z.string().openapi({ format: 'date-time' });
+const uuid = z.string().openapi({ format: 'uuid' });
+
+export const CarrierSchema = z
+  .object({
+    id: uuid,
+    account_id: uuid,
+    tenant_id: uuid.nullable().openapi({ description: 'null for an account-wide trunk (scope empresa), inherited by every tenant of the account' }),
+    scope: z.enum(['empresa', 'sede']).openapi({ description: 'Derived from tenant_id: empresa when it is null, else sede' }),
+    kind: z.enum(CARRIER_KINDS).openapi({ description: 'house: a platform trunk; byoc: the customer’s own carrier, the only kind pushed to the SIP edge' }),
+    name: z.string(),
+    sip_proxy: z.string().nullable().openapi({ example: 'sip.carrier.example:5060' }),
+    source_ips: z.array(z.string()).openapi({ example: ['203.0.113.10', '198.51.100.0/24'] }),
+    status: z.enum(CARRIER_STATUSES),
+    created_at: dateTime,
+    updated_at: dateTime,
+  })
+  .openapi('Carrier');
+
+export const CarrierEnvelope = z.object({ carrier: CarrierSchema }).openapi('CarrierEnvelope');
+export const CarrierList = z.object({ carriers: z.array(CarrierSchema) }).openapi('CarrierList');
+
+export const CarrierEdgeResult = z
+  .object({
+    status: z.enum(['provisioned', 'revoked', 'sbc_disabled']).openapi({
+      description: 'provisioned or revoked: the SIP edge accepted. sbc_disabled: no edge is configured in this environment (SBC_API_URL unset); the intent is recorded only',
+    }),
+  })
+  .openapi('CarrierEdgeResult');
+
+export const CreateCarrierBody = z
+  .strictObject({
+    kind: z.enum(CARRIER_KINDS),
+    name: z.string().openapi({ description: `1 to ${NAME_MAX_CHARS} characters after trimming (400 invalid otherwise)`, example: 'Acme BYOC' }),
+    sip_proxy: z
+      .string()
+      .nullable()
+      .optional()
+      .openapi({
+        description: `host[:port]: a host name, an IPv4 address or a bracketed IPv6 address, port 1-65535, at most ${SIP_PROXY_MAX_CHARS} characters (400 invalid otherwise); blank or null is none. A byoc trunk needs one to be provisioned`,
+        example: 'sip.carrier.example:5060',
+      }),
+    source_ips: z
+      .array(z.string())
+      .optional()
+      .openapi({ description: `IPv4/IPv6 addresses or CIDR blocks, distinct, at most ${SOURCE_IPS_MAX}; stored normalized (400 invalid otherwise). Default []` }),
+    status: z.enum(CARRIER_STATUSES).optional().openapi({ description: 'Default active; a carrier cannot be created retired (400 invalid)' }),
+    scope: z.enum(['sede', 'empresa']).optional().openapi({
+      description: 'sede (default): this tenant only. empresa: account-wide, inherited by every tenant of the account; needs a ddu_ session of an account_admin user (403 forbidden otherwise, dd_ keys included)',
+    }),
+    account_id: z.unknown().optional().openapi({ type: 'string', description: 'Accepted and ignored: the account comes from the credential' }),
+  })
+  .openapi('CreateCarrier', { description: 'Other keys (tenant_id included: the tenant comes from the credential) are 400 bad_request naming the key.' });
+
+export type CreateCarrierInput = z.infer<typeof CreateCarrierBody>;

@@ -1,0 +1,67 @@
+import type { Did } from '../../../prisma/generated/client';
+import type { AppDeps } from '../../deps';
+import { appendAuditSql } from '../../lib/audit';
+import { AppError, notFound, unprocessable } from '../../lib/errors';
+import { withTenantSql } from '../../lib/tenancy';
+import { applyDidWrite, type DidSettings } from '../dids/did.rules';
+import { didView } from '../dids/did.views';
+import { ADMIN_DIDS_MAX, type AdminProvisionDidsInput } from './admin-dids.schemas';
+
+/** Rows shaped like Prisma's Did, so the tenant API's view renders them. */
+const DID_COLUMNS = `id, tenant_id AS "tenantId", e164, npa, us_state AS "usState", attestation, status, origin, labels, notes,
+  created_at AS "createdAt", updated_at AS "updatedAt"`;
+
+/** The DID rules of the tenant API, answered 422 as the operator routes answer semantic problems. */
+function settingsOf(body: AdminProvisionDidsInput): DidSettings[] {
+  if (body.e164s.length < 1 || body.e164s.length > ADMIN_DIDS_MAX) throw unprocessable(`e164s must list 1 to ${ADMIN_DIDS_MAX} numbers`);
+  const numbers = [...new Set(body.e164s)];
+  try {
+    return numbers.map(
+      (e164) =>
+        applyDidWrite(null, {
+          e164,
+          ...(body.attestation === undefined ? {} : { attestation: body.attestation }),
+          ...(body.us_state === undefined ? {} : { us_state: body.us_state }),
+          ...(body.labels === undefined ? {} : { labels: body.labels }),
+        }).next,
+    );
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'invalid') throw unprocessable(err.message);
+    throw err;
+  }
+}
+
+/**
+ * Operator DID provisioning: adds house-origin numbers to a tenant. Idempotent per number: a
+ * number the tenant already holds (any origin, any status) is reported as existing and left
+ * unchanged, concurrent calls included (ON CONFLICT on the per-tenant unique e164).
+ */
+export async function provisionHouseDids(deps: AppDeps, tenantId: string, body: AdminProvisionDidsInput) {
+  const settings = settingsOf(body);
+  return withTenantSql(deps.db, tenantId, async (sql) => {
+    const [tenant] = await sql.query<{ id: string }>('SELECT id FROM tenants WHERE id = $1::uuid', [tenantId]);
+    if (!tenant) throw notFound();
+    const inserted = await sql.query<Did>(
+      `INSERT INTO dids (tenant_id, e164, npa, us_state, attestation, status, origin, labels, notes)
+       SELECT $1::uuid, x.e164, x.npa, x.us_state, x.attestation, 'active', 'house', x.labels, NULL
+         FROM jsonb_to_recordset($2::jsonb) AS x(e164 text, npa text, us_state text, attestation text, labels text[])
+       ON CONFLICT (tenant_id, e164) DO NOTHING
+       RETURNING ${DID_COLUMNS}`,
+      [tenantId, JSON.stringify(settings.map((s) => ({ e164: s.e164, npa: s.npa, us_state: s.us_state, attestation: s.attestation, labels: s.labels })))],
+    );
+    await appendAuditSql(
+      sql,
+      tenantId,
+      inserted.map((d) => ({
+        actorType: 'operator' as const,
+        actorId: null,
+        action: 'did.created',
+        subjectType: 'did',
+        subjectId: d.id,
+        payload: { e164: d.e164, npa: d.npa, us_state: d.usState, attestation: d.attestation, status: d.status, labels: d.labels, origin: d.origin },
+      })),
+    );
+    const all = await sql.query<Did>(`SELECT ${DID_COLUMNS} FROM dids WHERE e164 = ANY ($1::text[]) ORDER BY e164`, [settings.map((s) => s.e164)]);
+    return { dids: all.map(didView), created: inserted.length, existing: settings.length - inserted.length };
+  });
+}
