@@ -1,0 +1,243 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { Client as PgClient } from 'pg';
+import { loadConfig, ROOT_DIR } from '../../src/config';
+import type { AppDeps } from '../../src/deps';
+import { prepareDatabase } from '../../src/db/migrate';
+import { createLogger } from '../../src/lib/logger';
+import { ensureTemporalBinary, freePort, readTemporalDevConfig, startTemporalDevServer, type DevServer } from '../../src/platform/temporal-dev';
+import { createDeps } from '../../src/runtime';
+import { startSwitchSimulator, type SwitchSimulator } from '../../src/switch/simulator';
+import { header } from '../../src/switch/simulator/protocol';
+import { httpRequest, type HttpResult, type RequestOptions } from '../../test/helpers/harness';
+import { WORKFLOWS_PATH } from '../../workers/worker';
+
+export const ADMIN_TOKEN = `fault-admin-${randomUUID()}`;
+const PG_BIN = '/usr/lib/postgresql/15/bin';
+const SIM_PASSWORD = randomUUID();
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+export function check(checks: Check[], name: string, ok: boolean, detail = ''): void {
+  checks.push({ name, ok, detail });
+  log(`  ${ok ? 'PASS' : 'FAIL'} ${name}${detail ? ` (${detail})` : ''}`);
+}
+
+const t0 = Date.now();
+export function log(line: string): void {
+  process.stdout.write(`[${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${line}\n`);
+}
+
+export async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Runs as the postgres OS user when this process is root: initdb and pg_ctl refuse root. */
+function asPostgres(cmd: string, args: string[]): void {
+  const argv = process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--', cmd, ...args] : [cmd, ...args];
+  const r = spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`${argv.join(' ')} failed (${r.status}): ${r.stderr}${r.stdout}`);
+}
+
+/**
+ * Everything the fault runs need, private to this run: a PostgreSQL 15 cluster, a Temporal dev
+ * server with a file store, the switch simulator, the API and the worker as child processes, all on
+ * loopback ports of their own. Nothing shared with other work on the machine is touched.
+ */
+export class Rig {
+  readonly dir = mkdtempSync(path.join(os.tmpdir(), 'dialer-fault-'));
+  readonly pgDir = path.join(this.dir, 'pg');
+  pgPort = 0;
+  temporalPort = 0;
+  apiPort = 0;
+  simPort = 0;
+  temporal!: DevServer;
+  temporalBinary = '';
+  sim!: SwitchSimulator;
+  api: ChildProcess | null = null;
+  worker: ChildProcess | null = null;
+  deps!: AppDeps;
+  bundlePath = '';
+  readonly taskQueue = `fault-${randomUUID()}`;
+  /** CHANNEL_CREATE count per consumer call uuid, across simulator restarts. */
+  readonly created = new Map<string, number>();
+  private readonly extensions = new Set<string>();
+  private readonly logs = new Map<string, string>();
+
+  get dbUrl(): string {
+    return `postgresql://postgres@127.0.0.1:${this.pgPort}/dialer`;
+  }
+
+  async start(): Promise<void> {
+    this.pgPort = await freePort();
+    mkdirSync(this.pgDir);
+    chmodSync(this.dir, 0o755);
+    if (process.getuid?.() === 0) spawnSync('chown', ['postgres', this.pgDir]);
+    asPostgres(`${PG_BIN}/initdb`, ['-D', this.pgDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
+    this.pgCtl('start');
+    await prepareDatabase(this.dbUrl);
+    log(`postgres 15 private cluster on 127.0.0.1:${this.pgPort} (${this.pgDir})`);
+
+    const devConfig = readTemporalDevConfig();
+    this.temporalBinary = ensureTemporalBinary(path.join(ROOT_DIR, '.tools'), devConfig.cli, log);
+    this.temporalPort = await freePort();
+    await this.startTemporal();
+    log(`temporal dev server on ${this.temporal.address}, store ${this.temporalDb}`);
+
+    const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
+    this.bundlePath = path.join(this.dir, 'workflow-bundle.js');
+    writeFileSync(this.bundlePath, bundle.code);
+
+    this.simPort = await freePort();
+    await this.startSim();
+    log(`switch simulator on 127.0.0.1:${this.simPort}`);
+
+    this.deps = await createDeps(loadConfig(this.env()), createLogger('silent'), null, null);
+    this.apiPort = await freePort();
+    await this.startApi();
+    this.startWorker();
+  }
+
+  private get temporalDb(): string {
+    return path.join(this.dir, 'temporal.sqlite');
+  }
+
+  async startTemporal(): Promise<void> {
+    const devConfig = readTemporalDevConfig();
+    this.temporal = await startTemporalDevServer({
+      binary: this.temporalBinary,
+      config: { ...devConfig.server, ip: '127.0.0.1', log_level: 'error' },
+      port: this.temporalPort,
+      dbFile: this.temporalDb,
+      headless: true,
+    });
+  }
+
+  async startSim(): Promise<void> {
+    this.sim = await startSwitchSimulator({
+      host: '127.0.0.1',
+      port: this.simPort,
+      password: SIM_PASSWORD,
+      ringMs: 150,
+      talkMs: 1200,
+      promptMs: 100,
+      amdMs: 0,
+      recordingsDir: path.join(this.dir, 'switch-recordings'),
+    });
+    for (const ext of this.extensions) this.sim.register(ext);
+    this.sim.onEvent((ev) => {
+      if (ev.name !== 'CHANNEL_CREATE' || !header(ev, 'variable_dd_call_attempt_id')) return;
+      const uuid = header(ev, 'Unique-ID')!;
+      this.created.set(uuid, (this.created.get(uuid) ?? 0) + 1);
+    });
+  }
+
+  register(ext: string): void {
+    this.extensions.add(ext);
+    this.sim.register(ext);
+  }
+
+  pgCtl(action: 'start' | 'stop' | 'restart'): void {
+    const opts = `-p ${this.pgPort} -c listen_addresses=127.0.0.1 -k ${this.pgDir} -c fsync=off`;
+    asPostgres(`${PG_BIN}/pg_ctl`, ['-D', this.pgDir, '-w', '-t', '60', '-m', 'fast', '-l', path.join(this.pgDir, 'server.log'), '-o', opts, action]);
+  }
+
+  env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+    return {
+      ...process.env,
+      DATABASE_URL: this.dbUrl,
+      ADMIN_API_TOKEN: ADMIN_TOKEN,
+      APP_ENCRYPTION_KEY: 'fault-run-encryption-key',
+      LOG_LEVEL: 'warn',
+      PASSWORD_PBKDF2_ITERATIONS: '10000',
+      TEMPORAL_ADDRESS: `127.0.0.1:${this.temporalPort}`,
+      TEMPORAL_NAMESPACE: this.temporal?.namespace ?? 'default',
+      TEMPORAL_TASK_QUEUE: this.taskQueue,
+      WORKFLOW_BUNDLE_PATH: this.bundlePath,
+      ESL_HOST: '127.0.0.1',
+      ESL_PORT: String(this.simPort),
+      ESL_PASSWORD: SIM_PASSWORD,
+      DATA_DIR: path.join(this.dir, 'data'),
+      SWITCH_RECORDINGS_DIR: path.join(this.dir, 'switch-recordings'),
+      WORKER_METRICS_PORT: '0',
+      SHUTDOWN_GRACE_MS: '2000',
+      // Shorter than the 900 s default so a job whose worker died is releasable within the run's budget,
+      // yet past the export activity's 1 min heartbeat timeout so Temporal's retry is tried first.
+      RECORDING_EXPORT_CLAIM_STALE_SECONDS: '90',
+      ...extra,
+    };
+  }
+
+  private spawnNode(name: string, script: string, extra: Record<string, string> = {}): ChildProcess {
+    const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: ROOT_DIR, env: this.env(extra), stdio: ['ignore', 'pipe', 'pipe'] });
+    const keep = (chunk: Buffer) => this.logs.set(name, ((this.logs.get(name) ?? '') + chunk.toString()).slice(-8000));
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
+    return child;
+  }
+
+  tail(name: string): string {
+    return this.logs.get(name) ?? '';
+  }
+
+  async startApi(): Promise<void> {
+    this.api = this.spawnNode('api', path.join(ROOT_DIR, 'scripts/fault/api-process.ts'), { PORT: String(this.apiPort) });
+    await waitFor(async () => ((await this.request('GET', '/healthz')).status === 200 ? true : undefined), 60_000, 'the API to answer /healthz');
+  }
+
+  startWorker(): void {
+    this.worker = this.spawnNode('worker', path.join(ROOT_DIR, 'workers/main.ts'));
+  }
+
+  request(method: string, p: string, opts?: RequestOptions): Promise<HttpResult> {
+    return httpRequest(this.apiPort, method, p, opts);
+  }
+
+  async sql<T = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> {
+    const client = new PgClient({ connectionString: this.dbUrl });
+    await client.connect();
+    try {
+      return (await client.query(text, params)).rows as T[];
+    } finally {
+      await client.end();
+    }
+  }
+
+  async close(): Promise<void> {
+    await kill(this.worker);
+    await kill(this.api);
+    await this.deps?.db.close().catch(() => undefined);
+    await this.deps?.objectStore.close().catch(() => undefined);
+    await this.sim?.stop().catch(() => undefined);
+    await this.temporal?.stop().catch(() => undefined);
+    try {
+      this.pgCtl('stop');
+    } catch {
+      // already down
+    }
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** SIGKILL one child this run started and wait for it to be gone. */
+export function kill(child: ChildProcess | null): Promise<void> {
+  return new Promise((resolve) => {
+    if (!child || child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
