@@ -5,6 +5,14 @@ import { createDialerActivities } from './dialer.activities';
 import { createPromiseActivities } from './promise.activities';
 import { createSmokeActivities } from './smoke.activities';
 import { createWebhookActivities } from './webhook.activities';
+import { createSipActivities } from './sip.activities';
+import { createSupervisionActivities } from './supervision.activities';
+import { createAgentActivities } from './agent.activities';
+import { createRecordingActivities } from './recording.activities';
+import { createRecordingExportActivities } from './recording-export.activities';
+import { createAiAgentActivities } from './ai-agent.activities';
+import { createAiCallActivities } from './ai-call.activities';
+import { createBillingActivities } from './billing.activities';
 
 /** All activities, built from injected dependencies; the worker registers the result. */
 export function createActivities(deps: AppDeps) {
@@ -15,5 +23,13 @@ export function createActivities(deps: AppDeps) {
     ...createDialerActivities(deps),
     ...createWebhookActivities(deps),
     ...createCallControlActivities(deps),
+    ...createSipActivities(deps),
+    ...createSupervisionActivities(deps),
+    ...createAgentActivities(deps),
+    ...createRecordingActivities(deps),
+    ...createRecordingExportActivities(deps),
+    ...createAiAgentActivities(deps),
+    ...createAiCallActivities(deps),
+    ...createBillingActivities(deps),
   };
 }

@@ -6,7 +6,9 @@ import { authenticate } from './lib/auth';
 import type { AppEnv } from './lib/context';
 import { bodySizeLimit, errorHandler, notFoundHandler, requestLogging, requireJsonBodies } from './lib/http-middleware';
 import type { HttpMetrics } from './lib/metrics';
-import { createRouter } from './lib/openapi';
+import { filesHandler } from './lib/object-store';
+import { createRouter, errorResponses, z } from './lib/openapi';
+import { widgetCors } from './lib/widget-cors';
 import { agentRoutes } from './modules/agents/agent.routes';
 import { apiKeyRoutes } from './modules/api-keys/api-key.routes';
 import { callbackRoutes } from './modules/callbacks/callback.routes';
@@ -39,6 +41,24 @@ import { webhookRoutes } from './modules/webhooks/webhook.routes';
 import { webhookDeliveryRoutes } from './modules/webhooks/webhook-deliveries.routes';
 import { smsWebhookRoutes } from './modules/sms-webhooks/sms-webhooks.routes';
 import { smsProviderRoutes } from './modules/sms-providers/sms-provider.routes';
+import { widgetTokenRoutes } from './modules/widgets/widget-token.routes';
+import { agentCredentialRoutes } from './modules/widgets/agent-credential.routes';
+import { widgetOriginRoutes } from './modules/widget-origins/widget-origin.routes';
+import { widgetAuthRoutes } from './modules/widget-origins/widget-auth.routes';
+import { supervisionRoutes } from './modules/supervision/supervision.routes';
+import { plannedShiftRoutes } from './modules/planned-shifts/planned-shift.routes';
+import { recordingPolicyRoutes } from './modules/recordings/recording-policy.routes';
+import { recordingRoutes } from './modules/recordings/recording.routes';
+import { recordingExportRoutes } from './modules/recording-exports/recording-export.routes';
+import { aiAgentRoutes } from './modules/ai-agents/ai-agent.routes';
+import { carrierRoutes } from './modules/carriers/carrier.routes';
+import { inboundRouteRoutes } from './modules/inbound-routes/inbound-route.routes';
+import { adminDidRoutes } from './modules/tenants/admin-dids.routes';
+import { aiCallRoutes } from './modules/ai-calls/ai-call.routes';
+import { aiUsageRoutes } from './modules/ai-calls/ai-usage.routes';
+import { aiConversationRoutes } from './modules/ai-conversations/ai-conversation.routes';
+import { billingRoutes } from './modules/billing/billing.routes';
+import { adminBillingRoutes } from './modules/tenants/admin-billing.routes';
 
 /**
  * /v1 paths that carry no tenant bearer (their own auth, or none). Provider webhooks
@@ -71,6 +91,7 @@ export function createApp(deps: AppDeps, httpMetrics: HttpMetrics): OpenAPIHono<
   app.use('*', requestId({ headerName: 'X-Request-ID', limitLength: 128 }));
   app.use('*', requestLogging(deps.logger, httpMetrics));
   app.use('*', bodySizeLimit());
+  app.use('/v1/*', widgetCors(deps));
   app.use(
     '/v1/*',
     requireJsonBodies([
@@ -82,10 +103,36 @@ export function createApp(deps: AppDeps, httpMetrics: HttpMetrics): OpenAPIHono<
   app.onError(errorHandler());
   app.notFound(notFoundHandler);
 
+  // The local object store's signed downloads (recordings, exports); the signature is the authorization.
+  if (deps.fileSigner) {
+    app.get('/files/:key{.+}', filesHandler(deps.objectStore, deps.fileSigner));
+    app.openAPIRegistry.registerPath({
+      method: 'get',
+      path: '/files/{key}',
+      tags: ['Recordings'],
+      summary: 'A signed download of the local object store (recording audio, export archives)',
+      description: `Served only when OBJECT_STORE is local (an S3 store hands out presigned bucket URLs instead). \`key\` is the
+object's path (it may contain slashes). The query \`expires\` (unix seconds), \`sig\` (HMAC-SHA256 under a key derived from
+the app encryption key, over key, expiry and the optional \`name\`) and \`name\` (download file name) come from the API that
+issued the link; the signature is the whole authorization (no bearer). Anything short of a valid, unexpired signature is one
+403 \`forbidden\`; a purged object is 404; a store that cannot serve is 503 \`storage_unavailable\`. The body streams with
+Content-Type, Content-Length, Content-Disposition and Cache-Control: no-store.`,
+      request: {
+        params: z.object({ key: z.string() }),
+        query: z.object({ expires: z.string(), sig: z.string(), name: z.string().optional() }),
+      },
+      responses: {
+        200: { description: 'The object', content: { 'application/octet-stream': { schema: z.string().openapi({ format: 'binary' }) } } },
+        ...errorResponses(403, 404, 503),
+      },
+    });
+  }
   app.route('/', healthRoutes(deps));
   app.route('/', docsRoutes(() => app));
   app.route('/', authRoutes(deps));
   app.route('/', adminTenantRoutes(deps));
+  app.route('/', adminDidRoutes(deps));
+  app.route('/', adminBillingRoutes(deps));
   app.route('/', tenantRoutes(deps));
   app.route('/', mePasswordRoutes(deps));
   app.route('/', userRoutes(deps));
@@ -101,6 +148,8 @@ export function createApp(deps: AppDeps, httpMetrics: HttpMetrics): OpenAPIHono<
   app.route('/', campaignLifecycleRoutes(deps));
   app.route('/', dialRoutes(deps));
   app.route('/', didRoutes(deps));
+  app.route('/', carrierRoutes(deps));
+  app.route('/', inboundRouteRoutes(deps));
   app.route('/', cdrRoutes(deps));
   app.route('/', callControlRoutes(deps));
   app.route('/', callbackRoutes(deps));
@@ -116,5 +165,19 @@ export function createApp(deps: AppDeps, httpMetrics: HttpMetrics): OpenAPIHono<
   app.route('/', smsProviderRoutes(deps));
   app.route('/', smsRoutes(deps));
   app.route('/', agentRoutes(deps));
+  app.route('/', agentCredentialRoutes(deps));
+  app.route('/', widgetTokenRoutes(deps));
+  app.route('/', widgetOriginRoutes(deps));
+  app.route('/', widgetAuthRoutes(deps));
+  app.route('/', supervisionRoutes(deps));
+  app.route('/', plannedShiftRoutes(deps));
+  app.route('/', recordingPolicyRoutes(deps));
+  app.route('/', recordingRoutes(deps));
+  app.route('/', recordingExportRoutes(deps));
+  app.route('/', aiAgentRoutes(deps));
+  app.route('/', aiCallRoutes(deps));
+  app.route('/', aiUsageRoutes(deps));
+  app.route('/', aiConversationRoutes(deps));
+  app.route('/', billingRoutes(deps));
   return app;
 }

@@ -41,9 +41,24 @@ const EnvSchema = z.object({
   APP_ENCRYPTION_KEY: optionalString,
   LOG_LEVEL: z.string().default('info'),
   PASSWORD_PBKDF2_ITERATIONS: z.preprocess(blankAsUnset, z.coerce.number().int().min(1000).default(210_000)),
+  // How often the billing pass evaluates every tenant with billing on (alerts, cap, prepaid funds, rollover).
+  BILLING_ENFORCEMENT_INTERVAL_MS: z.preprocess(blankAsUnset, z.coerce.number().int().min(100).max(3_600_000).default(60_000)),
+  // What one minute of an answered AI call costs (metered per call at the rate in force, issue 9).
+  AI_MINUTE_RATE_USD: z.preprocess(blankAsUnset, z.coerce.number().min(0).max(100).default(0.12)),
   AI_MAX_CALL_SECONDS_DEFAULT: z.preprocess(blankAsUnset, z.coerce.number().int().positive().default(900)),
   // Live-call control toggles (hold, unhold, mute, unmute) per tenant and principal per minute; hangup is exempt.
   CALL_CONTROL_PER_MINUTE: z.preprocess(blankAsUnset, z.coerce.number().int().min(1).max(100_000).default(120)),
+  // Widget tokens (ddw_): each token lives WIDGET_TOKEN_TTL_SECONDS and renew slides it forward, never
+  // past the session cap counted from the mint (at most the 24 h session ceiling).
+  WIDGET_TOKEN_TTL_SECONDS: z.preprocess(blankAsUnset, z.coerce.number().int().min(60).max(86_400).default(3600)),
+  WIDGET_SESSION_CAP_SECONDS: z.preprocess(blankAsUnset, z.coerce.number().int().min(60).max(86_400).default(12 * 3600)),
+  // Ephemeral SIP credential of the browser softphone, issued at check-in (SPEC Limits: 24 h autoexpiry).
+  SIP_CREDENTIAL_TTL_SECONDS: z.preprocess(blankAsUnset, z.coerce.number().int().min(60).max(86_400).default(86_400)),
+  // The SIP domain and websocket address the softphone registers with (null in the bootstrap when unset).
+  SIP_DOMAIN: optionalString,
+  SIP_WSS_URL: optionalString,
+  // Supervision legs per tenant (listen, whisper, barge, takeover), a quota separate from max_concurrent_channels.
+  MAX_SUPERVISION_CHANNELS: z.preprocess(blankAsUnset, z.coerce.number().int().min(0).max(10_000).default(10)),
   CALLBACK_MISS_AFTER_MS: z.preprocess(blankAsUnset, z.coerce.number().int().min(0).default(30 * 60_000)),
   // Websocket live floor. The ticket only bridges the REST call and the socket's opening, so it is short.
   WS_TICKET_TTL_SECONDS: z.preprocess(blankAsUnset, z.coerce.number().int().min(1).max(3600).default(60)),
@@ -64,6 +79,31 @@ const EnvSchema = z.object({
   SMS_PROVIDER_BASE_URL: optionalString,
   SMS_PROVIDER_API_KEY: optionalString,
   SMS_PROVIDER_REGION: z.preprocess(blankAsUnset, z.enum(['us', 'mx', 'eu']).default('us')),
+  // Where recordings and recording exports live: a local folder (served back through signed /files
+  // URLs) or any S3-compatible bucket (presigned URLs). The S3 endpoint must pass the egress check.
+  // The SIP edge (SBC) API that carriers and inbound routes are provisioned through. Unset: there is
+  // no edge in this environment and provisioning only records intent (status sbc_disabled).
+  SBC_API_URL: optionalString,
+  SBC_API_TOKEN: optionalString,
+  // Where the switch writes call recordings (uuid_record): a folder the switch and the workers share.
+  // At call end a worker moves the file into the object store. Unset: <DATA_DIR>/switch-recordings.
+  SWITCH_RECORDINGS_DIR: optionalString,
+  OBJECT_STORE: z.enum(['local', 's3']).default('local'),
+  OBJECT_STORE_DIR: optionalString,
+  OBJECT_STORE_MIN_FREE_BYTES: z.preprocess(blankAsUnset, z.coerce.number().int().min(0).default(0)),
+  S3_BUCKET: optionalString,
+  S3_REGION: z.string().default('us-east-1'),
+  S3_ENDPOINT: optionalString,
+  S3_FORCE_PATH_STYLE: z.preprocess(blankAsUnset, z.enum(['true', 'false']).default('false')),
+  S3_ACCESS_KEY_ID: optionalString,
+  S3_SECRET_ACCESS_KEY: optionalString,
+  S3_SESSION_TOKEN: optionalString,
+  S3_KEY_PREFIX: optionalString,
+  // Recording exports (SPEC Limits): widest from..to range, the window an identical request gets the
+  // finished job back, and when a generating export whose worker stopped heartbeating is released.
+  RECORDING_EXPORT_MAX_RANGE_DAYS: z.preprocess(blankAsUnset, z.coerce.number().int().min(1).max(3660).default(366)),
+  RECORDING_EXPORT_DEDUP_TTL_SECONDS: z.preprocess(blankAsUnset, z.coerce.number().int().min(0).max(86_400).default(900)),
+  RECORDING_EXPORT_CLAIM_STALE_SECONDS: z.preprocess(blankAsUnset, z.coerce.number().int().min(10).max(86_400).default(900)),
   DATA_DIR: z.string().default(path.join(ROOT_DIR, '.data')),
   TOOLS_DIR: z.string().default(path.join(ROOT_DIR, '.tools')),
 });

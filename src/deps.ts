@@ -5,6 +5,7 @@ import type { Database } from './lib/db';
 import type { Resolver } from './lib/egress';
 import type { Logger } from './lib/logger';
 import type { Mailer } from './lib/mailer';
+import type { ObjectStore, UrlSigner } from './lib/object-store';
 import type { RateLimits } from './lib/rate-limit';
 import type { EslManager } from './switch/esl';
 
@@ -23,4 +24,8 @@ export interface AppDeps {
   esl: EslManager | null;
   /** DNS for the egress check (tests substitute one that answers chosen addresses). */
   resolver: Resolver;
+  /** Recordings and recording exports (OBJECT_STORE). */
+  objectStore: ObjectStore;
+  /** Signs the local store's /files URLs; null when the store is S3 (it presigns its own). */
+  fileSigner: UrlSigner | null;
 }

@@ -4,34 +4,27 @@ import { createWorker } from '../workers/worker';
 import { loadConfig, SERVICE_VERSION } from './config';
 import { prepareDatabase } from './db/migrate';
 import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
 import { createLogger } from './lib/logger';
 import { createMetrics, startMetricsServer } from './lib/metrics';
 import { ensureTemporalBinary, readTemporalDevConfig, startTemporalDevServer, type DevServer } from './platform/temporal-dev';
-import { createDeps, startHttpServer } from './runtime';
+import { createDeps, onShutdownSignals, shutdownGraceMs, startHttpServer, type ShutdownStep } from './runtime';
 import { createEslManager } from './switch/esl';
 import { startSwitchSimulator } from './switch/simulator';
+import { switchRecordingsDir } from './modules/recordings/recording-capture.service';
 
 /**
  * `npm start`: migrations, an embedded Temporal dev server unless TEMPORAL_ADDRESS is given, the
- * worker, the HTTP API and the metrics listener, in the foreground until SIGINT/SIGTERM.
+ * worker, the HTTP API and the metrics listener, in the foreground until SIGINT/SIGTERM, which
+ * drains them in reverse order (HTTP first, so no new work arrives while the rest stops).
  */
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL);
-  const stops: (() => Promise<void>)[] = [];
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    for (const stop of stops.reverse()) {
-      await stop().catch((err: unknown) => logger.error({ err }, 'error during shutdown'));
-    }
-    logger.info('stopped');
-    process.exit(0);
-  };
-  process.once('SIGINT', () => void shutdown('SIGINT'));
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  const graceMs = shutdownGraceMs();
+  // Filled as start-up goes; a signal mid-way stops what has started, the newest first.
+  const stops: ShutdownStep[] = [];
+  onShutdownSignals(logger, graceMs, () => [...stops].reverse());
 
   if (config.egressAllowlist.length) {
     logger.warn({ origins: config.egressAllowlist }, 'EGRESS_ALLOWLIST exempts these origins from the public-address and https-443 checks');
@@ -48,49 +41,63 @@ async function main(): Promise<void> {
     devServer = await startTemporalDevServer({ binary, config: devConfig.server });
     temporalAddress = devServer.address;
     const server = devServer;
-    stops.push(() => server.stop());
+    stops.push({ name: 'temporal dev server', run: () => server.stop() });
   }
 
   const connection = await Connection.connect({ address: temporalAddress });
-  stops.push(() => connection.close());
+  stops.push({ name: 'temporal client', run: () => connection.close() });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
 
   // The switch: FreeSWITCH when ESL_HOST is given, else the bundled simulator on loopback.
   let eslTarget = { host: config.ESL_HOST ?? '', port: config.ESL_PORT ?? 8021, password: config.ESL_PASSWORD ?? 'ClueCon' };
   let switchLabel = `FreeSWITCH at ${eslTarget.host}:${eslTarget.port}`;
   if (!config.ESL_HOST) {
-    const simulator = await startSwitchSimulator({ host: '127.0.0.1', port: config.ESL_PORT ?? 0, password: randomBytes(12).toString('hex') });
-    stops.push(() => simulator.stop());
+    const simulator = await startSwitchSimulator({
+      host: '127.0.0.1',
+      port: config.ESL_PORT ?? 0,
+      password: randomBytes(12).toString('hex'),
+      recordingsDir: switchRecordingsDir(config),
+    });
+    stops.push({ name: 'switch simulator', run: () => simulator.stop() });
     eslTarget = { host: '127.0.0.1', port: simulator.port, password: simulator.password };
     switchLabel = `simulator on 127.0.0.1:${simulator.port} (set ESL_HOST for FreeSWITCH)`;
   }
   const metrics = createMetrics();
   const esl = createEslManager({ ...eslTarget, logger: logger.child({ component: 'esl' }), metrics: { registry: metrics.registry } });
-  stops.push(() => esl.close());
+  stops.push({ name: 'switch link', run: () => esl.close() });
   const deps = await createDeps(config, logger, temporal, esl);
-  stops.push(() => deps.db.close());
+  stops.push({ name: 'database pool', run: () => deps.db.close() });
+  stops.push({ name: 'object store', run: () => deps.objectStore.close() });
 
+  // Before the worker, so it closes after it: a scrape during the drain still sees the worker.
+  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT, config.HOST);
+  stops.push({ name: 'metrics listener', run: () => new Promise<void>((resolve) => metricsServer.close(() => resolve())) });
   const { worker, connection: workerConnection, stopRelay } = await createWorker(deps, {
     address: temporalAddress,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
+    workflowBundlePath: config.WORKFLOW_BUNDLE_PATH,
+    shutdownGraceMs: graceMs,
+    sdkMetricsAddress: process.env.TEMPORAL_SDK_METRICS_ADDRESS || undefined,
   });
   const running: Promise<void> = worker.run();
-  stops.push(async () => {
-    await stopWorker(worker, running);
-    await stopRelay();
-    await workerConnection.close();
+  stops.push({
+    name: 'temporal worker (in-flight activities finish or are cancelled)',
+    begin: () => stopPolling(worker),
+    run: async () => {
+      await running;
+      await stopRelay();
+      await workerConnection.close();
+    },
   });
 
-  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT, config.HOST);
-  stops.push(() => new Promise<void>((resolve) => metricsServer.close(() => resolve())));
   const http = await startHttpServer(deps, metrics, config.PORT, config.HOST);
-  stops.push(() => http.close());
+  stops.push({ name: 'http (stop accepting, close websockets, drain requests)', run: () => http.close(graceMs) });
 
   const lines = [
     `dialer control plane ${SERVICE_VERSION} is up`,
     `  API          http://127.0.0.1:${http.port}  (health: /healthz, reference: /v1/docs)`,
-    `  metrics      http://127.0.0.1:${config.METRICS_PORT}/metrics`,
+    `  metrics      http://127.0.0.1:${(metricsServer.address() as AddressInfo).port}/metrics`,
     `  Temporal     ${temporalAddress} namespace ${config.TEMPORAL_NAMESPACE}, task queue ${config.TEMPORAL_TASK_QUEUE}`,
     `  Temporal UI  ${devServer?.uiUrl ?? '(external server: see its own UI)'}`,
     `  Switch       ${switchLabel}`,
@@ -98,9 +105,9 @@ async function main(): Promise<void> {
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-async function stopWorker(worker: Worker, running: Promise<void>): Promise<void> {
+/** Stops taking tasks; shutdownGraceTime lets the activities in flight finish, then cancels them. */
+function stopPolling(worker: Worker): void {
   if (worker.getState() === 'RUNNING') worker.shutdown();
-  await running;
 }
 
 main().catch((err: unknown) => {

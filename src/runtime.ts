@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Client as TemporalClient } from '@temporalio/client';
@@ -8,7 +9,8 @@ import type { Config } from './config';
 import type { AppDeps } from './deps';
 import { CryptoBox } from './lib/crypto-box';
 import { createDatabase } from './lib/db';
-import { systemResolver } from './lib/egress';
+import { systemResolver, type Resolver } from './lib/egress';
+import { createObjectStore, UrlSigner, type ObjectStore } from './lib/object-store';
 import type { Logger } from './lib/logger';
 import { createMailer } from './lib/mailer';
 import type { Metrics } from './lib/metrics';
@@ -32,9 +34,41 @@ export function resolveEncryptionKey(config: Config, logger: Logger): string {
   return readFileSync(file, 'utf8').trim();
 }
 
+/** The deployment's object store (OBJECT_STORE); the S3 client re-checks egress on every connection. */
+export function createStore(config: Config, secret: string, resolver: Resolver): { store: ObjectStore; signer: UrlSigner | null } {
+  if (config.OBJECT_STORE === 's3') {
+    if (!config.S3_BUCKET) throw new Error('OBJECT_STORE=s3 needs S3_BUCKET');
+    const credentials =
+      config.S3_ACCESS_KEY_ID && config.S3_SECRET_ACCESS_KEY
+        ? { accessKeyId: config.S3_ACCESS_KEY_ID, secretAccessKey: config.S3_SECRET_ACCESS_KEY, sessionToken: config.S3_SESSION_TOKEN }
+        : undefined;
+    const store = createObjectStore({
+      kind: 's3',
+      bucket: config.S3_BUCKET,
+      region: config.S3_REGION,
+      endpoint: config.S3_ENDPOINT,
+      forcePathStyle: config.S3_FORCE_PATH_STYLE === 'true',
+      credentials,
+      keyPrefix: config.S3_KEY_PREFIX,
+      egress: { allowlist: config.egressAllowlist, resolve: resolver },
+    });
+    return { store, signer: null };
+  }
+  const signer = new UrlSigner({ secret, publicBaseUrl: config.publicBaseUrl });
+  const store = createObjectStore({
+    kind: 'local',
+    baseDir: config.OBJECT_STORE_DIR ?? path.join(config.DATA_DIR, 'objects'),
+    signer,
+    minFreeBytes: config.OBJECT_STORE_MIN_FREE_BYTES,
+  });
+  return { store, signer };
+}
+
 export async function createDeps(config: Config, logger: Logger, temporal: TemporalClient | null, esl: EslManager | null = null): Promise<AppDeps> {
   const db = createDatabase(config.appDatabaseUrl, config.DB_POOL_MAX);
-  const box = new CryptoBox(resolveEncryptionKey(config, logger));
+  const secret = resolveEncryptionKey(config, logger);
+  const box = new CryptoBox(secret);
+  const { store, signer } = createStore(config, secret, systemResolver);
   return {
     config,
     db,
@@ -43,37 +77,60 @@ export async function createDeps(config: Config, logger: Logger, temporal: Tempo
     temporal,
     esl,
     resolver: systemResolver,
+    objectStore: store,
+    fileSigner: signer,
     rateLimits: new RateLimits(db.pool),
     mailer: createMailer({ smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, box, logger }),
     decoyPasswordHash: await createDecoyHash(config.PASSWORD_PBKDF2_ITERATIONS),
   };
 }
 
+/** SHUTDOWN_GRACE_MS: how long a stopping process lets HTTP requests and activities finish. */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 25_000;
+/** Room after the grace for the steps that follow the drain (closing links and pools). */
+const SHUTDOWN_MARGIN_MS = 10_000;
+
 export interface HttpServer {
   server: ServerType;
   port: number;
-  close(): Promise<void>;
+  /**
+   * Stops accepting, closes the websockets, lets in-flight requests finish and resolves when the
+   * last connection is gone; connections still busy after `graceMs` are cut.
+   */
+  close(graceMs?: number): Promise<void>;
 }
 
 /**
- * Serves the API and its websocket live floor; close() closes the sockets (an upgraded socket would
- * hold server.close() open), stops accepting and waits for in-flight requests to finish.
+ * Serves the API and its websocket live floor. Responses in flight are tracked so a draining
+ * server can drop each keep-alive connection as soon as its last response is out, instead of
+ * waiting for the client to hang up.
  */
 export function startHttpServer(deps: AppDeps, metrics: Metrics, port: number, hostname: string): Promise<HttpServer> {
   const app = createApp(deps, metrics.http);
+  const inFlight = new Set<ServerResponse>();
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, port, hostname }, (info) => {
       resolve({
         server,
         port: info.port,
-        close: async () => {
+        close: async (graceMs = DEFAULT_SHUTDOWN_GRACE_MS) => {
+          const http = server as Server;
           await live.close();
           await new Promise<void>((done) => {
-            server.close(() => done());
-            (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+            const cut = setTimeout(() => http.closeAllConnections(), graceMs);
+            http.close(() => {
+              clearTimeout(cut);
+              done();
+            });
+            http.closeIdleConnections();
+            for (const res of inFlight) res.once('close', () => setImmediate(() => http.closeIdleConnections()));
           });
         },
       });
+    });
+    server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
+      inFlight.add(res);
+      res.once('close', () => inFlight.delete(res));
     });
     const live = attachLiveFloor(server, deps, metrics.registry);
     server.once('error', (err: Error) => {
@@ -81,4 +138,58 @@ export function startHttpServer(deps: AppDeps, metrics: Metrics, port: number, h
       reject(err);
     });
   });
+}
+
+
+export function shutdownGraceMs(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.SHUTDOWN_GRACE_MS;
+  if (raw === undefined || raw === '') return DEFAULT_SHUTDOWN_GRACE_MS;
+  const ms = Number(raw);
+  if (!Number.isInteger(ms) || ms < 0) throw new Error(`SHUTDOWN_GRACE_MS must be a non-negative integer of milliseconds, got ${raw}`);
+  return ms;
+}
+
+export interface ShutdownStep {
+  name: string;
+  /**
+   * Started for every step the moment the signal arrives, so the drains that are bounded by the
+   * grace (HTTP requests, the worker's activities) run side by side instead of one after another.
+   */
+  begin?: () => void;
+  run: () => Promise<void>;
+}
+
+/**
+ * SIGTERM or SIGINT begins every step, then runs them in order, logging each, then exits 0 (1
+ * when a step failed). A second signal, or steps still running `graceMs` plus a margin later,
+ * force exit 1: an orchestrator that already waited must not be kept waiting on a stuck close.
+ */
+export function onShutdownSignals(logger: Logger, graceMs: number, steps: () => ShutdownStep[]): void {
+  let stopping = false;
+  // Logs to a pipe may still be queued: out first, in order, so the last lines say how it ended.
+  const exit = (code: number) => logger.flush(() => process.exit(code));
+  const force = (why: string) => {
+    logger.error({ why }, 'forced exit');
+    exit(1);
+  };
+  const shutdown = async (signal: NodeJS.Signals) => {
+    if (stopping) return force(`second signal ${signal}`);
+    stopping = true;
+    logger.info({ signal, grace_ms: graceMs }, 'shutting down');
+    setTimeout(() => force('shutdown overran the grace period'), graceMs + SHUTDOWN_MARGIN_MS).unref();
+    let failed = false;
+    const ordered = steps();
+    for (const step of ordered) step.begin?.();
+    for (const [i, step] of ordered.entries()) {
+      logger.info({ step: step.name, n: i + 1, of: ordered.length }, 'shutdown step');
+      await step.run().catch((err: unknown) => {
+        failed = true;
+        logger.error({ err, step: step.name }, 'shutdown step failed');
+      });
+    }
+    logger.info('stopped');
+    exit(failed ? 1 : 0);
+  };
+  process.on('SIGTERM', (signal) => void shutdown(signal));
+  process.on('SIGINT', (signal) => void shutdown(signal));
 }

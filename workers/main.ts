@@ -1,41 +1,89 @@
 import { Client, Connection } from '@temporalio/client';
+import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/lib/logger';
-import { createDeps } from '../src/runtime';
+import { createMetrics, startMetricsServer } from '../src/lib/metrics';
+import { createDeps, onShutdownSignals, shutdownGraceMs, type ShutdownStep } from '../src/runtime';
 import { createEslManager } from '../src/switch/esl';
 import { createWorker } from './worker';
+
+/** The worker's own scrape port: the dial loop, webhook delivery and worker health live here. */
+export const DEFAULT_WORKER_METRICS_PORT = 9465;
+
+function workerMetricsPort(env: NodeJS.ProcessEnv): number {
+  const raw = env.WORKER_METRICS_PORT;
+  if (raw === undefined || raw === '') return DEFAULT_WORKER_METRICS_PORT;
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`WORKER_METRICS_PORT must be a port number, got ${raw}`);
+  return port;
+}
 
 /**
  * A worker on its own (`npm run worker`), for deployments that scale workers apart from the API.
  * Needs TEMPORAL_ADDRESS and the switch (ESL_HOST, ESL_PORT, ESL_PASSWORD): the dial loop's
  * activities place calls and the worker relays call events. Migrations are the API's job.
+ * SIGTERM/SIGINT stop polling, let in-flight activities finish for SHUTDOWN_GRACE_MS (then cancel
+ * them through their heartbeat), and close the switch link and the database; a second signal
+ * forces the exit.
  */
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL, { role: 'worker' });
+  const graceMs = shutdownGraceMs();
+  const stops: ShutdownStep[] = [];
+  onShutdownSignals(logger, graceMs, () => [...stops].reverse());
   if (!config.TEMPORAL_ADDRESS) throw new Error('TEMPORAL_ADDRESS is required for a standalone worker');
   if (!config.ESL_HOST) throw new Error('ESL_HOST is required for a standalone worker (the switch it places calls on)');
+  const metrics = createMetrics();
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  stops.push({ name: 'temporal client', run: () => connection.close() });
   const esl = createEslManager({
     host: config.ESL_HOST,
     port: config.ESL_PORT ?? 8021,
     password: config.ESL_PASSWORD ?? 'ClueCon',
     logger: logger.child({ component: 'esl' }),
+    metrics: { registry: metrics.registry },
   });
+  stops.push({ name: 'switch link', run: () => esl.close() });
   const deps = await createDeps(config, logger, new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }), esl);
+  stops.push({ name: 'database pool', run: () => deps.db.close() });
+  stops.push({ name: 'object store', run: () => deps.objectStore.close() });
+  // Before the worker, so it closes after it: a scrape during the drain still sees the worker.
+  // A port that cannot be bound costs the scrape (the target shows down), not the worker.
+  await startMetricsServer(metrics.registry, workerMetricsPort(process.env), config.HOST).then(
+    (server) => {
+      stops.push({ name: 'metrics listener', run: () => new Promise<void>((resolve) => server.close(() => resolve())) });
+      logger.info({ metrics_port: (server.address() as AddressInfo).port }, 'worker metrics listening');
+    },
+    (err: unknown) => logger.error({ err }, 'worker metrics listener could not start; the worker runs without it'),
+  );
   const { worker, connection: workerConnection, stopRelay } = await createWorker(deps, {
     address: config.TEMPORAL_ADDRESS,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     workflowBundlePath: config.WORKFLOW_BUNDLE_PATH,
+    shutdownGraceMs: graceMs,
+    sdkMetricsAddress: process.env.TEMPORAL_SDK_METRICS_ADDRESS || undefined,
   });
-  // The SDK installs SIGINT/SIGTERM handlers that shut the worker down gracefully.
-  await worker.run();
-  await stopRelay();
-  await esl.close();
-  await workerConnection.close();
-  await connection.close();
-  await deps.db.close();
+  const running = worker.run();
+  stops.push({
+    name: 'temporal worker (in-flight activities finish or are cancelled)',
+    // Stops taking tasks at the signal; shutdownGraceTime lets the activities in flight finish, then cancels them.
+    begin: () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+    },
+    run: async () => {
+      await running;
+      await stopRelay();
+      await workerConnection.close();
+    },
+  });
+  logger.info({ task_queue: config.TEMPORAL_TASK_QUEUE }, 'worker running');
+  // A worker that fails on its own (not through a signal) takes the process down with it.
+  running.catch((err: unknown) => {
+    logger.error({ err }, 'worker failed');
+    process.exit(1);
+  });
 }
 
 main().catch((err: unknown) => {

@@ -3,6 +3,10 @@ import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } 
 import { createActivities } from '../activities';
 import { startCallEventRelay } from '../src/modules/dialer/call-event.relay';
 import type { AppDeps } from '../src/deps';
+import { workerMetrics } from '../src/lib/metrics';
+import { activityMetricsInterceptor } from '../src/lib/worker-metrics';
+import { recordingRetentionSweepSignal, recordingRetentionWorkflow, recordingRetentionWorkflowId } from '../workflows/recording-retention.workflow';
+import { billingEnforcementPassSignal, billingEnforcementWorkflow, billingEnforcementWorkflowId } from '../workflows/billing-enforcement.workflow';
 import { webhookDispatcherWorkflow, webhookDispatcherWorkflowId, webhookWakeSignal } from '../workflows/webhook-dispatcher.workflow';
 
 export const WORKFLOWS_PATH = path.resolve(__dirname, '../workflows/index.ts');
@@ -13,16 +17,31 @@ export interface WorkerSetup {
   taskQueue: string;
   /** A prebuilt bundle (tests build one once); otherwise workflows are bundled at start. */
   workflowBundlePath?: string;
+  /** How long shutdown() lets in-flight activities finish before cancelling them (SHUTDOWN_GRACE_MS). */
+  shutdownGraceMs?: number;
+  /**
+   * host:port where the SDK's own Prometheus exporter serves its temporal_* metrics (task slots,
+   * poll and schedule-to-start latencies). Takes effect for the first worker of the process only.
+   */
+  sdkMetricsAddress?: string;
 }
 
 let runtimeInstalled = false;
 
-/** SDK logs at WARN and above: the bundler's per-module chatter is noise in the service log. */
-function installRuntime(): void {
+/**
+ * SDK logs at WARN and above: the bundler's per-module chatter is noise in the service log. No
+ * shutdown signals: the process's own handler shuts the worker down in order with the rest
+ * (src/runtime.ts onShutdownSignals), and a second signal must force the exit, not re-request it.
+ */
+function installRuntime(sdkMetricsAddress: string | undefined): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
+    Runtime.install({
+      logger: new DefaultLogger('WARN'),
+      shutdownSignals: [],
+      ...(sdkMetricsAddress ? { telemetryOptions: { metrics: { prometheus: { bindAddress: sdkMetricsAddress } } } } : {}),
+    });
   } catch {
     // Already installed by the host (tests create several workers in one process).
   }
@@ -40,29 +59,51 @@ export interface WorkerHandle {
  * where it has the switch link, relays the switch's call events to the call-session workflows.
  */
 export async function createWorker(deps: AppDeps, setup: WorkerSetup): Promise<WorkerHandle> {
-  installRuntime();
+  installRuntime(setup.sdkMetricsAddress);
   const connection = await NativeConnection.connect({ address: setup.address });
   const options: WorkerOptions = {
     connection,
     namespace: setup.namespace,
     taskQueue: setup.taskQueue,
     activities: createActivities(deps),
+    interceptors: { activity: [activityMetricsInterceptor] },
+    ...(setup.shutdownGraceMs !== undefined ? { shutdownGraceTime: setup.shutdownGraceMs } : {}),
     ...(setup.workflowBundlePath ? { workflowBundle: { codePath: setup.workflowBundlePath } } : { workflowsPath: WORKFLOWS_PATH }),
   };
   const worker = await Worker.create(options);
+  workerMetrics.track(setup.taskQueue, () => worker.getState());
   if (deps.temporal) {
-    // The outbox's dispatcher runs on this queue; starting it here means a deployment never lacks
-    // one, and a start while it runs only wakes it (a worker restart cuts its current wait short).
-    try {
-      await deps.temporal.workflow.signalWithStart(webhookDispatcherWorkflow, {
-        workflowId: webhookDispatcherWorkflowId(setup.taskQueue),
-        taskQueue: setup.taskQueue,
-        signal: webhookWakeSignal,
+    // Per-queue loops: starting them here means a deployment never lacks one, and a start while one
+    // runs only signals it (a worker restart cuts its current wait short). A failed start is logged
+    // and retried by the next worker start.
+    const client = deps.temporal;
+    const start = async (name: string, consequence: string, run: () => Promise<unknown>) => {
+      try {
+        await run();
+      } catch (err) {
+        deps.logger.error({ err }, `could not start the ${name} workflow; ${consequence}`);
+      }
+    };
+    const queue = setup.taskQueue;
+    await start('webhook dispatcher', 'outbound webhooks wait until a worker starts it', () =>
+      client.workflow.signalWithStart(webhookDispatcherWorkflow, { workflowId: webhookDispatcherWorkflowId(queue), taskQueue: queue, signal: webhookWakeSignal, args: [{}] }),
+    );
+    await start('recording retention', 'expired audio waits until a worker starts it', () =>
+      client.workflow.signalWithStart(recordingRetentionWorkflow, {
+        workflowId: recordingRetentionWorkflowId(queue),
+        taskQueue: queue,
+        signal: recordingRetentionSweepSignal,
         args: [{}],
-      });
-    } catch (err) {
-      deps.logger.error({ err }, 'could not start the webhook dispatcher workflow; outbound webhooks wait until a worker starts it');
-    }
+      }),
+    );
+    await start('billing enforcement', 'billing is enforced only on operator plan writes until a worker starts it', () =>
+      client.workflow.signalWithStart(billingEnforcementWorkflow, {
+        workflowId: billingEnforcementWorkflowId(queue),
+        taskQueue: queue,
+        signal: billingEnforcementPassSignal,
+        args: [{ intervalMs: deps.config.BILLING_ENFORCEMENT_INTERVAL_MS }],
+      }),
+    );
   }
   const stopRelay =
     deps.esl && deps.temporal

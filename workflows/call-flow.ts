@@ -1,12 +1,12 @@
 // The decisions a call session makes from what the switch reports, as pure functions: the
 // session workflow replays them, the dial tick and the /dial route share them, tests cover them.
 
-export type CallTreatment = 'agent' | 'message' | 'menu' | 'none';
+export type CallTreatment = 'agent' | 'message' | 'menu' | 'ai' | 'none';
 
 /**
  * What an answered call gets: a live agent (predictive, progressive, preview, manual), a played
- * message then hang-up (tts_blast), a prompt with a key menu (tts_ivr, ivr_cascade, survey), or
- * nothing from this loop (ai_voice and sms_blast come with their own issues).
+ * message then hang-up (tts_blast), a prompt with a key menu (tts_ivr, ivr_cascade, survey), the
+ * campaign's AI agent (ai_voice), or nothing from this loop (sms_blast sends through its own path).
  */
 export function treatmentOf(campaignType: string): CallTreatment {
   switch (campaignType) {
@@ -21,6 +21,8 @@ export function treatmentOf(campaignType: string): CallTreatment {
     case 'ivr_cascade':
     case 'survey':
       return 'menu';
+    case 'ai_voice':
+      return 'ai';
     default:
       return 'none';
   }

@@ -1,12 +1,33 @@
-import { condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import { condition, defineSignal, patched, proxyActivities, setHandler, startChild, type ChildWorkflowHandle } from '@temporalio/workflow';
 import type { DialerActivities } from '../activities/dialer.activities';
+import type { RecordingActivities } from '../activities/recording.activities';
 import type { CallContext } from '../src/modules/dialer/call-session.service';
+import type { AiCallActivities } from '../activities/ai-call.activities';
+import { aiCallWorkflow, aiHangupSignal, aiSpeechSignal, aiSpokenSignal } from './ai-call.workflow';
 import { resolveKey } from './call-flow';
+import { aiCallWorkflowId } from './ids';
 
 // connectAgent, the longest step, waits at most the 2 s abandonment window plus an agent leg's answer.
 const acts = proxyActivities<DialerActivities>({
   startToCloseTimeout: '20 seconds',
   retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 10 },
+});
+
+const recordingStart = proxyActivities<RecordingActivities>({
+  startToCloseTimeout: '20 seconds',
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 5 },
+});
+
+// The audio must never be lost: a store outage delays the capture, retried without limit.
+const recordingCapture = proxyActivities<RecordingActivities>({
+  startToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute', backoffCoefficient: 2 },
+});
+
+// Metering must not be lost: retried until the store answers.
+const aiMetering = proxyActivities<AiCallActivities>({
+  startToCloseTimeout: '20 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute', backoffCoefficient: 2 },
 });
 
 /** What the switch reported about the call, relayed from its ESL events. */
@@ -15,6 +36,7 @@ export type CallSignal =
   | { kind: 'amd'; seq: string; verdict: string }
   | { kind: 'dtmf'; seq: string; digit: string; at: string }
   | { kind: 'playback_done'; seq: string }
+  | { kind: 'speech'; seq: string; text: string; at: string }
   | { kind: 'hangup'; seq: string; at: string; cause: string; sipCode: number | null; answeredAt: string | null };
 
 export interface CallSessionInput {
@@ -61,11 +83,24 @@ export async function callSessionWorkflow(input: CallSessionInput): Promise<{ di
   let menuPath = '';
   let awaitingKey = false;
   let keySeq = 0;
+  let ai: ChildWorkflowHandle<typeof aiCallWorkflow> | null = null;
+  let recording = null as { startedAt: string; twoPartyConsentState: string | null; consentNoticePlayed: boolean } | null;
 
   const hangup = async () => {
     if (ending) return;
     ending = true;
     await acts.hangupCall(ref);
+  };
+
+  // The conversation starts at the agent bridge: that is when a recorded campaign's call is
+  // recorded (prompts and menus before it are the product's own audio). A recording that cannot
+  // be started leaves the call unrecorded rather than ending the session without its final row.
+  const startRecording = async () => {
+    if (recording || ending || !patched('recording-capture')) return;
+    const started = await recordingStart.startCallRecording(ref).catch(() => null);
+    if (started?.status === 'recording') {
+      recording = { startedAt: started.startedAt, twoPartyConsentState: started.twoPartyConsentState, consentNoticePlayed: started.consentNoticePlayed };
+    }
   };
 
   // The consumer waits at most the abandonment window for an agent, counted from the answer or,
@@ -78,9 +113,26 @@ export async function callSessionWorkflow(input: CallSessionInput): Promise<{ di
       agentDomain: input.agentDomain,
       agentId: input.agentId,
     });
-    if (result.status === 'connected') agentId = result.agentId;
+    if (result.status === 'connected') {
+      agentId = result.agentId;
+      await startRecording();
+    }
     // The identification message plays; the consumer or the message's end closes the call.
     if (result.status === 'abandoned') abandoned = true;
+  };
+
+  // The AI side of an ai_voice call runs as its own workflow; this session relays it the speech
+  // and the hang-up and writes the call's final row once it is done.
+  const startAi = async () => {
+    if (ai || !answeredAt || !patched('call-session-ai-voice-20261124')) return;
+    ai = await startChild(aiCallWorkflow, {
+      workflowId: aiCallWorkflowId(input.tenantId, input.callUuid),
+      args: [{ ...ref, answeredAt }],
+    });
+  };
+  const toAi = async (send: (h: ChildWorkflowHandle<typeof aiCallWorkflow>) => Promise<void>) => {
+    // A finished AI workflow takes no more signals; what it missed no longer matters.
+    if (ai) await send(ai).catch(() => undefined);
   };
 
   const treat = async () => {
@@ -88,10 +140,13 @@ export async function callSessionWorkflow(input: CallSessionInput): Promise<{ di
     treated = true;
     const c = await context();
     if (c.treatment === 'agent') await connect(answeredAt);
-    else if (c.treatment === 'message' && c.campaignId) await acts.playMessage({ ...ref, campaignId: c.campaignId });
+    else if (c.treatment === 'ai') await startAi();
+    // A prompt that cannot be played (the consumer hung up meanwhile, the switch refused it) must
+    // not fail the session: its hang-up event, or the reaper, still writes the call's final row.
+    else if (c.treatment === 'message' && c.campaignId) await acts.playMessage({ ...ref, campaignId: c.campaignId }).catch(() => undefined);
     else if (c.treatment === 'menu' && c.campaignId) {
       awaitingKey = true;
-      await acts.playMenu({ ...ref, campaignId: c.campaignId, menuPath });
+      await acts.playMenu({ ...ref, campaignId: c.campaignId, menuPath }).catch(() => undefined);
     }
   };
 
@@ -147,10 +202,23 @@ export async function callSessionWorkflow(input: CallSessionInput): Promise<{ di
       }
       case 'playback_done': {
         const c = ctx as CallContext | null;
-        if (abandoned || c?.treatment === 'message') await hangup();
+        if (ai) await toAi((h) => h.signal(aiSpokenSignal));
+        else if (abandoned || c?.treatment === 'message') await hangup();
+        break;
+      }
+      case 'speech': {
+        await toAi((h) => h.signal(aiSpeechSignal, { seq: event.seq, text: event.text, at: event.at }));
         break;
       }
       case 'hangup': {
+        const aiCall = ai as ChildWorkflowHandle<typeof aiCallWorkflow> | null;
+        if (aiCall) {
+          await toAi((h) => h.signal(aiHangupSignal, { at: event.at }));
+          const done = await aiCall.result().catch(() => null);
+          agentId = done?.agentId ?? agentId;
+          const answered = answeredAt ?? event.answeredAt;
+          if (answered) await aiMetering.meterAiCall({ ...ref, answeredAt: answered, endedAt: event.at });
+        }
         const result = await acts.finalizeCall({
           ...ref,
           facts: { hangupCause: event.cause, answered: answeredAt !== null || event.answeredAt !== null, amdVerdict, abandoned },
@@ -159,6 +227,7 @@ export async function callSessionWorkflow(input: CallSessionInput): Promise<{ di
           sipResponseCode: event.sipCode,
           agentId,
         });
+        if (recording) await recordingCapture.captureCallRecording({ ...ref, ...recording });
         return { disposition: result.disposition };
       }
     }

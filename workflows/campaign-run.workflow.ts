@@ -49,6 +49,8 @@ export interface CampaignRunStats {
   finished: number;
   reaped: number;
   in_flight: number;
+  /** Why the last tick placed nothing more (e.g. ai_paused, ai_budget_exhausted), null when it was not held back. */
+  idle: string | null;
   pacing: { ratio: number; abandoned: number; connected: number; abandonment_rate: number | null; tokens: number | null };
 }
 
@@ -80,6 +82,7 @@ export async function campaignRunWorkflow(input: CampaignRunInput): Promise<{ en
   let blocked = carried?.blocked ?? 0;
   let counters: RunCounters | null = carried?.lastCounters ?? null;
   let tokens: number | null = null;
+  let idle: string | null = null;
   const runStartedAt = carried?.runStartedAt ?? new Date(info.startTime.getTime()).toISOString();
   let pacing: PacingState = carried?.pacing ?? { ratio: 1, recent: [], connected: 0, abandoned: 0 };
 
@@ -103,6 +106,7 @@ export async function campaignRunWorkflow(input: CampaignRunInput): Promise<{ en
     finished: counters?.finished ?? 0,
     reaped: counters?.reaped ?? 0,
     in_flight: counters?.in_flight ?? 0,
+    idle,
     pacing: {
       ratio: pacing.ratio,
       abandoned: pacing.abandoned,
@@ -135,6 +139,7 @@ export async function campaignRunWorkflow(input: CampaignRunInput): Promise<{ en
     ticksThisRun += 1;
     blocked += result.blocked;
     tokens = result.tokens;
+    idle = result.idle;
     pacing = result.pacing;
     counters = result.run;
     // stop persists completed before it signals: a tick that reads it first ends the run the same way.

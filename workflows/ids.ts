@@ -6,3 +6,4 @@ export const callSessionWorkflowId = (tenantId: string, callUuid: string) => `ca
 export const callbackWorkflowId = (tenantId: string, callbackId: string) => `callback:${tenantId}:${callbackId}`;
 export const promiseWorkflowId = (tenantId: string, promiseId: string) => `promise:${tenantId}:${promiseId}`;
 export const placeCallWorkflowId = (tenantId: string, callAttemptId: string) => `dial:${tenantId}:${callAttemptId}`;
+export const aiCallWorkflowId = (tenantId: string, callUuid: string) => `ai-call:${tenantId}:${callUuid}`;

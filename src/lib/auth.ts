@@ -4,6 +4,7 @@ import type { AppDeps } from '../deps';
 import type { AppEnv, Principal } from './context';
 import { forbidden, rateLimited, unauthorized } from './errors';
 import { classifyBearer, safeEqual, sha256Hex } from './tokens';
+import { widgetAllowlist } from './widget-allowlist';
 
 export function bearerToken(c: Context): string | null {
   const header = c.req.header('authorization');
@@ -42,6 +43,18 @@ const resolvers: Partial<Record<'dd_' | 'ddu_' | 'ddw_', Resolver>> = {
       tenantStatus: row.tenant_status,
     };
   },
+  async ddw_(deps, tokenHash) {
+    const { rows } = await deps.db.pool.query<{ widget_token_id: string; agent_id: string; tenant_id: string; tenant_status: string }>(
+      'SELECT widget_token_id, agent_id, tenant_id, tenant_status FROM auth_resolve_widget_token($1)',
+      [tokenHash],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    return {
+      principal: { kind: 'widget', tenantId: row.tenant_id, widgetTokenId: row.widget_token_id, agentId: row.agent_id },
+      tenantStatus: row.tenant_status,
+    };
+  },
 };
 
 /** Resolves a bearer to its principal; null for anything missing, malformed, unknown or revoked. */
@@ -62,7 +75,7 @@ export function authenticate(deps: AppDeps): MiddlewareHandler<AppEnv> {
     if (resolved.tenantStatus !== 'active') throw forbidden('tenant is suspended');
     c.set('principal', resolved.principal);
     c.set('logger', c.get('logger').child({ tenant_id: resolved.principal.tenantId, principal: resolved.principal.kind }));
-    await next();
+    await widgetAllowlist(c, next);
   };
 }
 

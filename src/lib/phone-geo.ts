@@ -19,7 +19,8 @@ function stateFromDescription(description: string | null): string | null {
   if (!description) return null;
   const abbr = /,\s*([A-Z]{2})$/.exec(description);
   if (abbr) return abbr[1]!;
-  return lookupAbbrByStateName(description.trim())?.state_abbr ?? null;
+  // The geocoder says "Washington State" for Washington's area codes.
+  return lookupAbbrByStateName(description.trim().replace(/\s+State$/, ''))?.state_abbr ?? null;
 }
 
 async function resolve(e164: string): Promise<NumberGeo> {

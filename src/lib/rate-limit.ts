@@ -25,6 +25,12 @@ export const RATE_BUDGETS = {
    * The deployment's CALL_CONTROL_PER_MINUTE overrides the points (consume's `points`).
    */
   callControl: { points: 120, durationSeconds: 60 },
+  /** Widget token mints per tenant (POST /v1/widget_tokens). */
+  widgetTokenMint: { points: 60, durationSeconds: 60 },
+  /** Renewals per widget token (POST /v1/widget_tokens/renew). */
+  widgetTokenRenew: { points: 10, durationSeconds: 60 },
+  /** Agent (widget) logins per {tenant, email}. */
+  agentLogin: { points: 10, durationSeconds: 900 },
 } satisfies Record<string, FixedWindow>;
 
 export type BudgetName = keyof typeof RATE_BUDGETS;

@@ -109,6 +109,7 @@ export async function startTestApp(envOverrides: Record<string, string | undefin
     async close() {
       await server.close();
       await deps.db.close();
+      await deps.objectStore.close();
       await connection?.close();
     },
   };

@@ -13,7 +13,7 @@ import {
   type TestApp,
 } from '../helpers/harness';
 
-/** Every field of the SPEC Tenant resource, nothing more. */
+/** Every field of the SPEC Tenant resource, plus the wrap-up cap and the plan status; nothing more. */
 const TENANT_FIELDS = [
   'id',
   'name',
@@ -34,6 +34,8 @@ const TENANT_FIELDS = [
   'tax_country',
   'tax_region',
   'tax_postal_code',
+  'agent_wrap_up_seconds',
+  'plan_status',
   'created_at',
   'updated_at',
 ].sort();
@@ -230,6 +232,8 @@ describe('operator (admin) tenant routes', () => {
         tax_country: null,
         tax_region: null,
         tax_postal_code: null,
+        agent_wrap_up_seconds: 0,
+        plan_status: 'active',
         created_at: expect.stringMatching(ISO_RE),
         updated_at: expect.stringMatching(ISO_RE),
       });
@@ -280,6 +284,14 @@ describe('operator (admin) tenant routes', () => {
       expect(res.status).toBe(201);
       expect(res.body.tenant).toMatchObject({ seats: 12, tier: 'scale', voice_ai_enabled: true });
       expect(res.body.admin_agent.sip_extension).toBe('ops-1.a_B');
+    });
+
+    it('applies the optional agent_wrap_up_seconds and plan_status', async () => {
+      const res = await admin('POST', '/v1/admin/tenants', createBody({ agent_wrap_up_seconds: 3600, plan_status: 'trialing' }));
+      expect(res.status).toBe(201);
+      expect(res.body.tenant).toMatchObject({ agent_wrap_up_seconds: 3600, plan_status: 'trialing' });
+      const read = await admin('GET', `/v1/admin/tenants/${res.body.tenant.id}`);
+      expect(read.body.tenant).toMatchObject({ agent_wrap_up_seconds: 3600, plan_status: 'trialing' });
     });
 
     it('accepts a 200-character name and 100000 seats', async () => {
@@ -357,6 +369,10 @@ describe('operator (admin) tenant routes', () => {
         ['admin.sip_extension', { admin: { name: 'A', email: uniqueEmail(), sip_extension: '' } }],
         ['seats', { seats: -1 }],
         ['seats', { seats: 100_001 }],
+        ['agent_wrap_up_seconds', { agent_wrap_up_seconds: -1 }],
+        ['agent_wrap_up_seconds', { agent_wrap_up_seconds: 3601 }],
+        ['plan_status', { plan_status: 'paused' }],
+        ['plan_status', { plan_status: 'Active' }],
       ];
       for (const [field, patch] of cases) {
         const body = createBody(patch);
@@ -401,6 +417,9 @@ describe('operator (admin) tenant routes', () => {
         ['seats', createBody({ seats: 2.5 })],
         ['voice_ai_enabled', createBody({ voice_ai_enabled: 'yes' })],
         ['tier', createBody({ tier: 3 })],
+        ['agent_wrap_up_seconds', createBody({ agent_wrap_up_seconds: 1.5 })],
+        ['agent_wrap_up_seconds', createBody({ agent_wrap_up_seconds: '30' })],
+        ['plan_status', createBody({ plan_status: 1 })],
         ['tenant_id', createBody({ tenant_id: randomUUID() })],
         ['status', createBody({ status: 'suspended' })],
         ['admin.role', createBody({ admin: { name: 'A', email: uniqueEmail(), role: 'agent' } })],
@@ -474,6 +493,8 @@ describe('operator (admin) tenant routes', () => {
         tax_country: 'US',
         tax_region: 'CA',
         tax_postal_code: '94105',
+        agent_wrap_up_seconds: 45,
+        plan_status: 'past_due',
       };
       const res = await admin('PATCH', path, patch);
       expect(res.status).toBe(200);
@@ -574,6 +595,9 @@ describe('operator (admin) tenant routes', () => {
         { max_cps: 10_000 },
         { max_concurrent_channels: 1 },
         { max_concurrent_channels: 100_000 },
+        { agent_wrap_up_seconds: 0 },
+        { agent_wrap_up_seconds: 3600 },
+        ...['active', 'trialing', 'past_due', 'suspended', 'cancelled'].map((plan_status) => ({ plan_status })),
       ];
       for (const patch of ok) {
         const res = await admin('PATCH', path, patch);
@@ -612,6 +636,10 @@ describe('operator (admin) tenant routes', () => {
         ['tax_country', { tax_country: '' }],
         ['name', { name: '' }],
         ['name', { name: 'y'.repeat(201) }],
+        ['agent_wrap_up_seconds', { agent_wrap_up_seconds: -1 }],
+        ['agent_wrap_up_seconds', { agent_wrap_up_seconds: 3601 }],
+        ['plan_status', { plan_status: 'frozen' }],
+        ['plan_status', { plan_status: '' }],
         // A valid field does not rescue an invalid one in the same request.
         ['max_cps', { seats: 9, max_cps: 0 }],
       ];
@@ -645,6 +673,9 @@ describe('operator (admin) tenant routes', () => {
         ['retention_months', { retention_months: 36 }],
         ['id', { id: randomUUID() }],
         ['ai_max_call_seconds_effective', { ai_max_call_seconds_effective: 10 }],
+        ['agent_wrap_up_seconds', { agent_wrap_up_seconds: 2.5 }],
+        ['agent_wrap_up_seconds', { agent_wrap_up_seconds: null }],
+        ['plan_status', { plan_status: null }],
       ];
       for (const [field, body] of cases) {
         const res = await admin('PATCH', path, body);

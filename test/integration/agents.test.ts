@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { withTenant } from '../../src/lib/tenancy';
-import { agentRoutes } from '../../src/modules/agents/agent.routes';
+import { runWorker, startSwitchRig, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
 import { ADMIN_TOKEN, provisionTenant, startTestApp, uniqueEmail, type HttpResult, type ProvisionedTenant, type TestApp } from '../helpers/harness';
-import { widgetRouter } from '../helpers/widget';
+import { insertAgentWidgetToken } from '../helpers/widget';
+
+jest.setTimeout(60_000);
 
 const MiB = 1024 * 1024;
 const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -22,8 +24,11 @@ const nextExtension = () => `ext-${serial++}`;
 
 describe('agents and seats', () => {
   let app: TestApp;
+  let rig: SwitchRig;
+  let worker: RunningWorker;
   let tenant: ProvisionedTenant;
   let other: ProvisionedTenant;
+  const taskQueue = `agents-${randomUUID()}`;
 
   const post = (token: string | undefined, path: string, body?: unknown) => app.request('POST', path, { token, body });
   const get = (token: string, id: string) => app.request('GET', `/v1/agents/${id}`, { token });
@@ -32,21 +37,32 @@ describe('agents and seats', () => {
     expect({ status: res.status, body: res.status === 201 ? null : res.body }).toEqual({ status: 201, body: null });
     return res.body.agent;
   };
+  // The agent's audit entries without the SIP credential ones (sip-credentials.test.ts covers those).
   const audits = (t: ProvisionedTenant, agentId: string) =>
     withTenant(app.deps.db, t.tenantId, (tx) =>
-      tx.auditLog.findMany({ where: { subjectType: 'agent', subjectId: agentId }, orderBy: [{ occurredAt: 'asc' }, { seq: 'asc' }] }),
+      tx.auditLog.findMany({
+        where: { subjectType: 'agent', subjectId: agentId, NOT: { action: { startsWith: 'agent.sip_' } } },
+        orderBy: [{ occurredAt: 'asc' }, { seq: 'asc' }],
+      }),
     );
+  const sipTeardowns = (t: ProvisionedTenant, agentId: string) =>
+    withTenant(app.deps.db, t.tenantId, (tx) => tx.auditLog.count({ where: { subjectType: 'agent', subjectId: agentId, action: 'agent.sip_teardown' } }));
+  const agentRow = (t: ProvisionedTenant, id: string) => withTenant(app.deps.db, t.tenantId, (tx) => tx.agent.findUniqueOrThrow({ where: { id } }));
   const countAgents = (t: ProvisionedTenant) => withTenant(app.deps.db, t.tenantId, (tx) => tx.agent.count());
   const setPresence = (t: ProvisionedTenant, id: string, presence: Presence) =>
     withTenant(app.deps.db, t.tenantId, (tx) => tx.agent.update({ where: { id }, data: { presence } }));
 
   beforeAll(async () => {
-    app = await startTestApp();
+    rig = await startSwitchRig();
+    app = await startTestApp({ TEMPORAL_TASK_QUEUE: taskQueue }, { esl: rig.esl });
+    worker = await runWorker(app, taskQueue);
     tenant = await provisionTenant(app);
     other = await provisionTenant(app);
   });
   afterAll(async () => {
-    await app.close();
+    await worker?.stop();
+    await app?.close();
+    await rig?.close();
   });
 
   // -------------------------------------------------------------------------------------------
@@ -183,6 +199,14 @@ describe('agents and seats', () => {
       expect(others).not.toContain(a.id);
     });
 
+    it('shows login_enabled true exactly when a widget-login password is set', async () => {
+      const a = await create(tenant);
+      expect(a.login_enabled).toBe(false);
+      await withTenant(app.deps.db, tenant.tenantId, (tx) => tx.agent.update({ where: { id: a.id }, data: { loginPasswordHash: 'pbkdf2$x', loginPasswordSetAt: new Date() } }));
+      expect((await get(tenant.apiKey, a.id)).body.agent.login_enabled).toBe(true);
+      expect((await app.request('GET', '/v1/agents', { token: tenant.apiKey })).body.agents.find((x: { id: string }) => x.id === a.id).login_enabled).toBe(true);
+    });
+
     it('reads one agent; 404 for unknown, malformed and foreign ids', async () => {
       const a = await create(tenant);
       expect((await get(tenant.apiKey, a.id)).body).toEqual({ agent: a });
@@ -201,7 +225,15 @@ describe('agents and seats', () => {
       expect(Object.keys(res.body)).toEqual(['agent', 'softphone']);
       expect(res.body.agent).toMatchObject({ id: a.id, presence: 'available', device_mode: 'external' });
       expect(Object.keys(res.body.agent)).toEqual(FIELDS);
-      expect(res.body.softphone).toEqual({ sip_extension: a.sip_extension, domain: null, device_mode: 'external' });
+      expect(res.body.softphone).toEqual({
+        sip_extension: a.sip_extension,
+        domain: null,
+        wss_url: null,
+        device_mode: 'external',
+        sip_username: null,
+        sip_password: null,
+        sip_credential_expires_at: null,
+      });
 
       const again = await post(tenant.apiKey, '/v1/agents/checkin', { sip_extension: a.sip_extension });
       expect(again.status).toBe(200);
@@ -212,7 +244,7 @@ describe('agents and seats', () => {
       // A repeat that changes device_mode writes only that.
       const mode = await post(tenant.apiKey, '/v1/agents/checkin', { sip_extension: a.sip_extension, device_mode: 'browser' });
       expect(mode.body.agent).toMatchObject({ presence: 'available', device_mode: 'browser' });
-      expect(mode.body.softphone.device_mode).toBe('browser');
+      expect(mode.body.softphone).toMatchObject({ device_mode: 'browser', sip_username: expect.any(String), sip_password: expect.any(String) });
       expect((await audits(tenant, a.id)).map((r) => r.action)).toEqual(['agent.created', 'agent.checked_in', 'agent.device_mode_changed']);
     });
 
@@ -234,12 +266,16 @@ describe('agents and seats', () => {
       await setPresence(tenant, a.id, presence);
       const res = await post(tenant.apiKey, '/v1/agents/checkout', { sip_extension: a.sip_extension });
       expect(res.status).toBe(200);
-      expect(Object.keys(res.body)).toEqual(['agent']);
+      expect(Object.keys(res.body)).toEqual(['agent', 'sip_teardown']);
       expect(res.body.agent).toMatchObject({ id: a.id, presence: 'offline' });
+      expect(res.body.sip_teardown).toBe('ok');
       const actions = (await audits(tenant, a.id)).map((r) => r.action);
       expect(actions).toEqual(presence === 'offline' ? ['agent.created'] : ['agent.created', 'agent.checked_out']);
-      expect((await post(tenant.apiKey, '/v1/agents/checkout', { sip_extension: a.sip_extension })).body.agent).toEqual(res.body.agent);
+      // A repeat records no presence entry but runs the teardown again (how a failed one is retried).
+      const again = await post(tenant.apiKey, '/v1/agents/checkout', { sip_extension: a.sip_extension });
+      expect(again.body).toEqual({ agent: res.body.agent, sip_teardown: 'ok' });
       expect((await audits(tenant, a.id)).map((r) => r.action)).toEqual(actions);
+      expect(await sipTeardowns(tenant, a.id)).toBe(2);
     });
 
     it('answers 404 for an extension no agent of the tenant has (another tenant\'s included)', async () => {
@@ -294,6 +330,30 @@ describe('agents and seats', () => {
       expect(rows[1]!.payload).toMatchObject({ from: 'wrap_up', to: 'available' });
     });
 
+    it('clears the wrap-up deadline when wrap-up ends and at check-out, and keeps it on other moves', async () => {
+      const until = new Date(Date.now() + 60_000);
+      const withDeadline = async (presence: Presence) => {
+        const a = await create(tenant);
+        await withTenant(app.deps.db, tenant.tenantId, (tx) => tx.agent.update({ where: { id: a.id }, data: { presence, wrapUpUntil: until } }));
+        return a;
+      };
+      const ended = await withDeadline('wrap_up');
+      expect((await post(tenant.apiKey, `/v1/agents/${ended.id}/wrap-up`)).status).toBe(200);
+      expect((await agentRow(tenant, ended.id)).wrapUpUntil).toBeNull();
+
+      const out = await withDeadline('wrap_up');
+      expect((await post(tenant.apiKey, '/v1/agents/checkout', { sip_extension: out.sip_extension })).status).toBe(200);
+      expect(await agentRow(tenant, out.id)).toMatchObject({ presence: 'offline', wrapUpUntil: null });
+
+      const onCall = await withDeadline('on_call');
+      expect((await post(tenant.apiKey, '/v1/agents/checkout', { sip_extension: onCall.sip_extension })).status).toBe(200);
+      expect((await agentRow(tenant, onCall.id)).wrapUpUntil).toBeNull();
+
+      const paused = await withDeadline('available');
+      expect((await post(tenant.apiKey, `/v1/agents/${paused.id}/pause`)).status).toBe(200);
+      expect((await agentRow(tenant, paused.id)).wrapUpUntil).toEqual(until);
+    });
+
     const allowed: Record<string, Presence> = { pause: 'available', resume: 'paused', 'wrap-up': 'wrap_up' };
     const presences: Presence[] = ['offline', 'available', 'ringing', 'on_call', 'wrap_up', 'paused'];
     const invalid = Object.entries(allowed).flatMap(([verb, from]) => presences.filter((p) => p !== from).map((p) => [verb, p] as const));
@@ -346,21 +406,55 @@ describe('agents and seats', () => {
       for (const [method, path, body] of routes(a.id, a.sip_extension)) expectError(await app.request(method, path, { token: t.apiKey, body }), 403, 'forbidden');
     });
 
-    it('answers 403 for a widget token on every route (tenant scope for now)', async () => {
+    it('answers 403 for a widget token on the roster routes (list, create)', async () => {
       const a = await create(tenant);
+      const { token } = await insertAgentWidgetToken(app, tenant.tenantId, a.id);
       const before = await countAgents(tenant);
-      const router = widgetRouter(tenant, agentRoutes(app.deps));
-      for (const [method, path, body] of routes(a.id, a.sip_extension)) {
-        const res = await router.request(path, {
-          method,
-          headers: body === undefined ? {} : { 'content-type': 'application/json' },
-          body: body === undefined ? undefined : JSON.stringify(body),
-        });
-        expect({ method, path, status: res.status }).toEqual({ method, path, status: 403 });
-        expect(((await res.json()) as { error: { code: string } }).error.code).toBe('forbidden');
-      }
+      expectError(await app.request('GET', '/v1/agents', { token }), 403, 'forbidden');
+      expectError(await post(token, '/v1/agents', { name: 'W', email: uniqueEmail('w') }), 403, 'forbidden');
       expect(await countAgents(tenant)).toBe(before);
-      expect((await get(tenant.apiKey, a.id)).body.agent).toEqual(a);
+    });
+
+    it('lets a widget token act on its own agent: read, check in, pause, resume, end wrap-up, check out', async () => {
+      const a = await create(tenant);
+      const { token } = await insertAgentWidgetToken(app, tenant.tenantId, a.id);
+      expect((await get(token, a.id)).body).toEqual({ agent: a });
+      const checkedIn = await post(token, '/v1/agents/checkin', { sip_extension: a.sip_extension });
+      expect(checkedIn.status).toBe(200);
+      expect(checkedIn.body.agent.presence).toBe('available');
+      expect((await post(token, `/v1/agents/${a.id}/pause`)).body.agent.presence).toBe('paused');
+      expect((await post(token, `/v1/agents/${a.id}/resume`)).body.agent.presence).toBe('available');
+      await setPresence(tenant, a.id, 'wrap_up');
+      expect((await post(token, `/v1/agents/${a.id}/wrap-up`)).body.agent.presence).toBe('available');
+      const out = await post(token, '/v1/agents/checkout', { sip_extension: a.sip_extension });
+      expect(out.status).toBe(200);
+      expect(out.body).toMatchObject({ agent: { presence: 'offline' }, sip_teardown: 'ok' });
+      const rows = await audits(tenant, a.id);
+      expect(rows.map((r) => r.action)).toEqual(['agent.created', 'agent.checked_in', 'agent.paused', 'agent.resumed', 'agent.wrap_up_ended', 'agent.checked_out']);
+      for (const r of rows.slice(1)) expect(r).toMatchObject({ actorType: 'agent', actorId: a.id });
+    });
+
+    it("answers 403 when a widget token names another agent of its tenant, 404 for an unknown or another tenant's", async () => {
+      const own = await create(tenant);
+      const peer = await create(tenant);
+      const foreign = await create(other);
+      await setPresence(tenant, peer.id, 'available');
+      const { token } = await insertAgentWidgetToken(app, tenant.tenantId, own.id);
+
+      expectError(await get(token, peer.id), 403, 'forbidden', /own agent/);
+      for (const verb of ['pause', 'resume', 'wrap-up']) expectError(await post(token, `/v1/agents/${peer.id}/${verb}`), 403, 'forbidden', /own agent/);
+      for (const path of ['/v1/agents/checkin', '/v1/agents/checkout']) {
+        expectError(await post(token, path, { sip_extension: peer.sip_extension }), 403, 'forbidden', /own agent/);
+        expectError(await post(token, path, { sip_extension: 'nobody-here' }), 404, 'not_found');
+        expectError(await post(token, path, { sip_extension: foreign.sip_extension }), 404, 'not_found');
+      }
+      for (const id of [randomUUID(), foreign.id, 'zzz']) {
+        expectError(await get(token, id), 404, 'not_found');
+        for (const verb of ['pause', 'resume', 'wrap-up']) expectError(await post(token, `/v1/agents/${id}/${verb}`), 404, 'not_found');
+      }
+      expect(await agentRow(tenant, peer.id)).toMatchObject({ presence: 'available' });
+      expect((await audits(tenant, peer.id)).map((r) => r.action)).toEqual(['agent.created']);
+      expect(await sipTeardowns(tenant, peer.id)).toBe(0);
     });
   });
 });

@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
 import { withTenant } from '../../src/lib/tenancy';
 import { daytimePrefix, numberEnding, runWorker, seatAgents, seedLeads, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
 import { provisionTenant, startTestApp, type ProvisionedTenant, type TestApp } from '../helpers/harness';
+import { recordWorkflowHistories } from '../helpers/workflow-histories';
+import { insertAgentWidgetToken } from '../helpers/widget';
 
 jest.setTimeout(120_000);
 
@@ -22,6 +25,7 @@ afterAll(async () => {
   await app?.close();
   await rig?.close();
 });
+afterAll(() => recordWorkflowHistories('call-control', [taskQueue], { callControlWorkflow: 2, placeCallWorkflow: 1 }));
 
 function expectError(res: { status: number; body: any }, status: number, code: string) {
   expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status, code });
@@ -43,7 +47,39 @@ async function bridgedCall(tenant: ProvisionedTenant) {
   expect(dialed.body.status).toBe('dialing');
   const callId: string = dialed.body.call_id;
   const agentLeg = await waitFor(() => Promise.resolve(rig.sim.channel(callId)?.bridgedTo ?? undefined), 30_000, 'the agent bridge');
-  return { callId, agentLeg, phone, attemptId: dialed.body.call_attempt.id as string };
+  return { callId, agentLeg, phone, agentId: agentId!, attemptId: dialed.body.call_attempt.id as string };
+}
+
+/** Runs `body` with the app's switch link swapped for another one (the activities read it per command). */
+async function withEsl<T>(esl: TestApp['deps']['esl'], body: () => Promise<T>): Promise<T> {
+  const deps = app.deps as { esl: typeof app.deps.esl };
+  const realEsl = deps.esl;
+  deps.esl = esl;
+  try {
+    return await body();
+  } finally {
+    deps.esl = realEsl;
+  }
+}
+
+/** A database fault for the test's duration: every call-control request row of the tenant fails to insert. */
+async function withRequestRowFault<T>(tenantId: string, body: () => Promise<T>): Promise<T> {
+  const owner = new Client({ connectionString: process.env.TEST_DATABASE_URL });
+  await owner.connect();
+  const name = `fail_call_control_${randomUUID().replace(/-/g, '')}`;
+  try {
+    await owner.query(`CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.tenant_id = '${tenantId}'::uuid AND NEW.action LIKE 'call.%\\_requested' THEN RAISE EXCEPTION 'injected evidence fault'; END IF;
+        RETURN NEW;
+      END $$`);
+    await owner.query(`CREATE TRIGGER ${name} BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION ${name}()`);
+    return await body();
+  } finally {
+    await owner.query(`DROP TRIGGER IF EXISTS ${name} ON audit_log`);
+    await owner.query(`DROP FUNCTION IF EXISTS ${name}()`);
+    await owner.end();
+  }
 }
 
 async function controlRows(tenant: ProvisionedTenant, attemptId: string) {
@@ -168,6 +204,101 @@ describe('live-call control against the switch simulator', () => {
     // Nothing was asked of the switch: no evidence rows.
     expect((await controlRows(tenant, attemptId)).length).toBe(before);
     await control(tenant.apiKey, callId, 'hangup');
+  });
+
+  it('answers 503 audit_unavailable and sends nothing to the switch when the request row cannot be written', async () => {
+    const tenant = await provisionTenant(app);
+    const { callId, agentLeg, attemptId } = await bridgedCall(tenant);
+    const before = await controlRows(tenant, attemptId);
+
+    await withRequestRowFault(tenant.tenantId, async () => {
+      expectError(await control(tenant.apiKey, callId, 'hold'), 503, 'audit_unavailable');
+      expectError(await control(tenant.apiKey, callId, 'mute'), 503, 'audit_unavailable');
+      expectError(await control(tenant.apiKey, callId, 'hangup'), 503, 'audit_unavailable');
+    });
+    // No command reached the switch: the agent leg is neither held nor muted, the call still up; no outcome row either.
+    expect(rig.sim.channel(agentLeg)).toMatchObject({ held: false, muted: { read: false, write: false } });
+    expect(rig.sim.channel(callId)?.state).toBe('answered');
+    expect(await controlRows(tenant, attemptId)).toEqual(before);
+
+    // The fault gone, the same request goes through.
+    expect((await control(tenant.apiKey, callId, 'hold')).status).toBe(200);
+    expect(rig.sim.channel(agentLeg)!.held).toBe(true);
+    await control(tenant.apiKey, callId, 'hangup');
+  });
+
+  it('answers 502 dial_error when the switch rejects the command, evidenced by the request and the failed outcome', async () => {
+    const tenant = await provisionTenant(app);
+    const { callId, agentId, attemptId } = await bridgedCall(tenant);
+    // A second switch where the call's consumer leg is bridged (bridge_to) to an agent leg that is still ringing:
+    // FreeSWITCH refuses uuid_hold on a leg that is not answered.
+    const ringing = await startSwitchRig({ ringMs: 120_000 });
+    try {
+      const agentLeg = randomUUID();
+      void ringing.sim.api(`originate {origination_uuid=${callId}}sofia/gateway/gw/${numberEnding(daytimePrefix(), 1, 10)} &park`);
+      void ringing.sim.api(`originate {origination_uuid=${agentLeg},dd_agent_id=${agentId}}sofia/gateway/gw/${numberEnding(daytimePrefix(), 2, 10)} &park`);
+      expect(await ringing.sim.api(`uuid_setvar ${callId} bridge_to ${agentLeg}`)).toBe('+OK\n');
+      expect(ringing.sim.channel(agentLeg)?.state).toBe('ringing');
+
+      const res = await withEsl(ringing.esl, () => control(tenant.apiKey, callId, 'hold'));
+      expectError(res, 502, 'dial_error');
+      expect(ringing.sim.channel(agentLeg)!.held).toBe(false);
+      const rows = await controlRows(tenant, attemptId);
+      expect(rows).toMatchObject([
+        { action: 'call.hold_requested', actorType: 'api_key', payload: { call_id: callId, action: 'hold', agent_leg_uuid: agentLeg } },
+        { action: 'call.hold', payload: { call_id: callId, agent_leg_uuid: agentLeg, outcome: 'failed', cause: 'Operation' } },
+      ]);
+      expect(rows).toHaveLength(2);
+    } finally {
+      await ringing.close();
+    }
+    await control(tenant.apiKey, callId, 'hangup');
+  });
+
+  it('lets a ddw_ widget token control only its own agent\'s calls', async () => {
+    const tenant = await provisionTenant(app);
+    const { callId, agentLeg, agentId, attemptId } = await bridgedCall(tenant);
+    const own = await insertAgentWidgetToken(app, tenant.tenantId, agentId);
+    const otherAgent = await insertAgentWidgetToken(app, tenant.tenantId, tenant.adminAgentId);
+    const foreign = await provisionTenant(app);
+    const foreignWidget = await insertAgentWidgetToken(app, foreign.tenantId, foreign.adminAgentId);
+
+    // Another agent of the tenant: 403 for every verb, nothing evidenced, nothing sent.
+    for (const action of ['hold', 'unhold', 'mute', 'unmute', 'hangup']) expectError(await control(otherAgent.token, callId, action), 403, 'forbidden');
+    expect(await controlRows(tenant, attemptId)).toEqual([]);
+    expect(rig.sim.channel(agentLeg)!.held).toBe(false);
+    // Another tenant's widget, and an unknown call: 404 (a foreign call never yields 403).
+    expectError(await control(foreignWidget.token, callId, 'hold'), 404, 'not_found');
+    expectError(await control(foreignWidget.token, callId, 'hangup'), 404, 'not_found');
+    expectError(await control(own.token, randomUUID(), 'hold'), 404, 'not_found');
+
+    // Its own call: the commands run, evidenced with the agent as the actor.
+    const held = await control(own.token, callId, 'hold');
+    expect(held.status).toBe(200);
+    expect(held.body.call).toMatchObject({ call_id: callId, action: 'hold', applied: true, agent_leg_uuid: agentLeg });
+    expect(rig.sim.channel(agentLeg)!.held).toBe(true);
+    expect((await control(own.token, callId, 'unhold')).status).toBe(200);
+    expect(rig.sim.channel(agentLeg)!.held).toBe(false);
+    expect(await controlRows(tenant, attemptId)).toMatchObject([
+      { action: 'call.hold_requested', actorType: 'agent', actorId: agentId },
+      { action: 'call.hold', actorType: 'agent', actorId: agentId, payload: { outcome: 'succeeded' } },
+      { action: 'call.unhold_requested', actorType: 'agent', actorId: agentId },
+      { action: 'call.unhold', actorType: 'agent', actorId: agentId, payload: { outcome: 'succeeded' } },
+    ]);
+
+    const hung = await control(own.token, callId, 'hangup');
+    expect(hung.status).toBe(200);
+    await waitFor(() => Promise.resolve(rig.sim.channel(callId) === undefined ? true : undefined), 10_000, 'the hangup');
+  });
+
+  it('spends a widget token\'s toggle budget (its agent\'s) before the lookup, and never refuses its hangup', async () => {
+    const tenant = await provisionTenant(app);
+    const widget = await insertAgentWidgetToken(app, tenant.tenantId, tenant.adminAgentId);
+    for (let i = 0; i < BUDGET; i += 1) expectError(await control(widget.token, randomUUID(), 'mute'), 404, 'not_found');
+    expectError(await control(widget.token, randomUUID(), 'hold'), 429, 'rate_limited');
+    expectError(await control(widget.token, randomUUID(), 'hangup'), 404, 'not_found');
+    // The tenant's key has a budget of its own.
+    expectError(await control(tenant.apiKey, randomUUID(), 'hold'), 404, 'not_found');
   });
 
   it('spends the shared toggle budget before the lookup, and never refuses hangup', async () => {

@@ -6,6 +6,7 @@ import { createWorker } from '../../workers/worker';
 import { callbackTimerWorkflow, promiseDeadlineWorkflow } from '../../workflows';
 import { callbackWorkflowId, campaignRunWorkflowId, promiseWorkflowId } from '../../workflows/ids';
 import { provisionTenant, startTestApp, uniqueName, type ProvisionedTenant, type TestApp } from '../helpers/harness';
+import { recordWorkflowHistories } from '../helpers/workflow-histories';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -31,6 +32,7 @@ afterAll(async () => {
   await connection.close();
   await app.close();
 });
+afterAll(() => recordWorkflowHistories('callback-promise-timers', [taskQueue], { callbackTimerWorkflow: ['SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED', 'WORKFLOW_EXECUTION_FAILED'], promiseDeadlineWorkflow: ['WORKFLOW_EXECUTION_COMPLETED', 'WORKFLOW_EXECUTION_FAILED'] }));
 
 const temporal = () => app.deps.temporal!;
 const utcDay = (days: number) => new Date(Date.now() + days * DAY).toISOString().slice(0, 10);

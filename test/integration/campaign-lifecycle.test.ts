@@ -612,7 +612,7 @@ describe('with a worker: the run follows the lifecycle', () => {
     expect(Object.keys(res.body).sort()).toEqual(['campaign_id', 'running', 'state', 'stats']);
     expect(res.body).toMatchObject({ campaign_id: id, state: 'running', running: true });
     const s = res.body.stats;
-    expect(Object.keys(s).sort()).toEqual(['blocked', 'dialed', 'finished', 'in_flight', 'pacing', 'reaped']);
+    expect(Object.keys(s).sort()).toEqual(['blocked', 'dialed', 'finished', 'idle', 'in_flight', 'pacing', 'reaped']);
     expect(Object.keys(s.pacing).sort()).toEqual(['abandoned', 'abandonment_rate', 'connected', 'ratio', 'tokens']);
     // No leads: every counter is zero, the ratio starts at one.
     expect(s).toMatchObject({ dialed: 0, blocked: 0, finished: 0, reaped: 0, in_flight: 0, pacing: { ratio: 1, abandoned: 0, connected: 0, abandonment_rate: null } });

@@ -4,6 +4,7 @@ import { runStateQuery } from '../../workflows/campaign-run.workflow';
 import { campaignRunWorkflowId } from '../../workflows/ids';
 import { daytimePrefix, numberEnding, runWorker, seatAgents, seedLeads, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
 import { provisionTenant, startTestApp, type ProvisionedTenant, type TestApp } from '../helpers/harness';
+import { recordWorkflowHistories } from '../helpers/workflow-histories';
 
 jest.setTimeout(120_000);
 
@@ -22,6 +23,7 @@ afterAll(async () => {
   await app?.close();
   await rig?.close();
 });
+afterAll(() => recordWorkflowHistories('campaign-run.e2e', [taskQueue], { campaignRunWorkflow: 1, callSessionWorkflow: 2 }));
 
 async function finals(tenant: ProvisionedTenant, campaignId: string) {
   const res = await app.request('GET', `/v1/call_attempts?campaign_id=${campaignId}&limit=1000`, { token: tenant.apiKey });

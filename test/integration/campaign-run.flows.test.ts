@@ -7,6 +7,7 @@ import { campaignRunWorkflow, runStateQuery, statsQuery, type CampaignRunStats }
 import { campaignRunWorkflowId } from '../../workflows/ids';
 import { daytimePrefix, numberEnding, runWorker, seatAgents, seedLeads, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
 import { ADMIN_TOKEN, provisionTenant, startTestApp, type ProvisionedTenant, type TestApp } from '../helpers/harness';
+import { recordWorkflowHistories } from '../helpers/workflow-histories';
 
 jest.setTimeout(120_000);
 
@@ -57,6 +58,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([stopEnv(fast), stopEnv(slow), stopEnv(slowAmd)]);
 });
+afterAll(() => recordWorkflowHistories('campaign-run.flows', [fast, slow, slowAmd].map((e) => e.taskQueue), { campaignRunWorkflow: ['WORKFLOW_EXECUTION_CONTINUED_AS_NEW', 'CONTINUED_FROM_RUN'], callSessionWorkflow: ['activity:playMenu', 'activity:playMessage'] }));
 
 const prefix = daytimePrefix();
 

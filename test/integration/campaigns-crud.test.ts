@@ -35,6 +35,7 @@ const FIELDS = [
   'carrier',
   'caller_ids',
   'caller_id_pool',
+  'ai_agent_id',
   'created_at',
   'updated_at',
 ];
@@ -62,6 +63,7 @@ const DEFAULTS = {
   carrier: null,
   caller_ids: [],
   caller_id_pool: [],
+  ai_agent_id: null,
 };
 
 const SMS = 'Hi {{consumer_ref}}, ref {{debt_ref}}: {{amount}} due. Reply STOP to opt out.';
@@ -178,6 +180,7 @@ describe('campaigns CRUD', () => {
         min_dial_ratio: '1.25',
         max_dial_ratio: '3',
         caller_id_pool: [didId],
+        ai_agent_id: null,
         created_at: expect.stringMatching(ISO_RE),
         updated_at: expect.stringMatching(ISO_RE),
       };

@@ -101,7 +101,7 @@ const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 
 describe('GET /v1/stats/capacity', () => {
-  it('answers null limits, no channels, no dials and the empty supervision lane for a fresh tenant', async () => {
+  it('answers null limits, no channels, no dials and the empty supervision lane (MAX_SUPERVISION_CHANNELS, default 10) for a fresh tenant', async () => {
     const tenant = await provisionTenant(app);
     const res = await get(tenant, '/v1/stats/capacity');
     expect(res.status).toBe(200);
@@ -109,7 +109,7 @@ describe('GET /v1/stats/capacity', () => {
       limits: { max_cps: null, max_concurrent_channels: null },
       channels_in_use: 0,
       dials_last_second: 0,
-      supervision: { limit: null, in_use: 0 },
+      supervision: { limit: 10, in_use: 0 },
     });
   });
 
@@ -160,7 +160,7 @@ describe('GET /v1/stats/capacity', () => {
       limits: { max_cps: null, max_concurrent_channels: null },
       channels_in_use: 4, // ringing, talking and the two new dials
       dials_last_second: 2,
-      supervision: { limit: null, in_use: 0 },
+      supervision: { limit: 10, in_use: 0 },
     });
     expect((await get(other, '/v1/stats/capacity')).body).toMatchObject({ channels_in_use: 1, dials_last_second: 0 });
   });
@@ -183,8 +183,38 @@ describe('GET /v1/stats/capacity', () => {
       limits: { max_cps: null, max_concurrent_channels: null },
       channels_in_use: 5, // every open original after the horizon, the one after now included
       dials_last_second: 3,
-      supervision: { limit: null, in_use: 0 },
+      supervision: { limit: 10, in_use: 0 },
     });
+  });
+
+  it('counts live supervision sessions as their own lane, never as channels', async () => {
+    const tenant = await provisionTenant(app);
+    const other = await provisionTenant(app);
+    const debt = await importDebt(tenant);
+    const session = async (t: ProvisionedTenant, attemptId: string, status: string, createdAgo = 0) =>
+      owner.query(
+        `INSERT INTO supervision_sessions (tenant_id, call_attempt_id, call_uuid, supervisor_agent_id, supervisor_ext, mode, status, created_at)
+         VALUES ($1, $2, $3, $4, '2001', 'listen', $5, now() - make_interval(secs => $6))`,
+        [t.tenantId, attemptId, randomUUID(), t.adminAgentId, status, createdAgo],
+      );
+    const live = await cdr(debt, { startedAt: new Date(Date.now() - 10 * SECOND) });
+    const ended = await cdr(debt, { startedAt: new Date(Date.now() - MINUTE) });
+    await cdr(debt, { startedAt: new Date(Date.now() - MINUTE), endedAt: new Date(Date.now() - 30 * SECOND), disposition: 'answered_human', correctsId: ended });
+    await session(tenant, live, 'active');
+    await session(tenant, live, 'pending');
+    await session(tenant, live, 'pending', 301); // its request was lost: no slot
+    await session(tenant, live, 'ended');
+    await session(tenant, live, 'failed');
+    await session(tenant, ended, 'active'); // the call ended: no slot
+    await session(other, await cdr(await importDebt(other), { startedAt: new Date() }), 'active');
+
+    expect(await get(tenant, '/v1/stats/capacity').then((r) => r.body)).toEqual({
+      limits: { max_cps: null, max_concurrent_channels: null },
+      channels_in_use: 1,
+      dials_last_second: 0,
+      supervision: { limit: 10, in_use: 2 },
+    });
+    expect((await get(other, '/v1/stats/capacity')).body).toMatchObject({ channels_in_use: 1, supervision: { limit: 10, in_use: 1 } });
   });
 
   it('answers 401 without a valid credential and 403 for a suspended tenant or a widget token', async () => {

@@ -4,18 +4,14 @@ import { Client } from 'pg';
 import type { Gauge } from 'prom-client';
 import WebSocket from 'ws';
 import { emitEvent, type EventName } from '../../src/lib/events';
-import { errorHandler } from '../../src/lib/http-middleware';
-import { createLogger } from '../../src/lib/logger';
 import { createMetrics } from '../../src/lib/metrics';
-import { createRouter } from '../../src/lib/openapi';
 import { withTenantSql } from '../../src/lib/tenancy';
 import { mintToken, sha256Hex } from '../../src/lib/tokens';
 import { laneFor, laneReceives, ticketLane } from '../../src/modules/live/live.lanes';
 import { LISTENER_APPLICATION_NAME } from '../../src/modules/live/live.listener';
-import { liveRoutes } from '../../src/modules/live/live.routes';
 import { startHttpServer } from '../../src/runtime';
 import { ADMIN_TOKEN, createUserSession, provisionTenant, startTestApp, uniqueName, type ProvisionedTenant, type TestApp } from '../helpers/harness';
-import { widgetRouter } from '../helpers/widget';
+import { insertAgentWidgetToken } from '../helpers/widget';
 
 jest.setTimeout(60_000);
 
@@ -128,23 +124,12 @@ async function mintTicket(app: TestApp, token: string): Promise<string> {
   return res.body.ticket as string;
 }
 
-/** A ddta_ ticket minted by a widget principal of `tenant` bound to its admin agent (widget tokens cannot be minted yet). */
-async function mintAgentTicket(app: TestApp, tenant: ProvisionedTenant, widgetTokenId = 'w1'): Promise<string> {
-  let router = widgetRouter(tenant, liveRoutes(app.deps));
-  if (widgetTokenId !== 'w1') {
-    // The helper names its token w1; another token id takes a router of its own, built the same way.
-    router = createRouter();
-    router.use('*', async (c, next) => {
-      c.set('logger', createLogger('silent'));
-      c.set('principal', { kind: 'widget', tenantId: tenant.tenantId, widgetTokenId, agentId: tenant.adminAgentId });
-      await next();
-    });
-    router.onError(errorHandler());
-    router.route('/', liveRoutes(app.deps));
-  }
-  const res = await router.request('/v1/ws/ticket', { method: 'POST' });
-  expect(res.status).toBe(201);
-  return ((await res.json()) as { ticket: string }).ticket;
+/** A ddta_ ticket minted with a real ddw_ token of the tenant's admin agent (a fresh token unless one is given). */
+async function mintAgentTicket(app: TestApp, tenant: ProvisionedTenant, widget?: { token: string }): Promise<string> {
+  const { token } = widget ?? (await insertAgentWidgetToken(app, tenant.tenantId, tenant.adminAgentId));
+  const ticket = await mintTicket(app, token);
+  expect(ticket).toMatch(/^ddta_/);
+  return ticket;
 }
 
 async function emit(app: TestApp, tenantId: string, event: EventName, data: unknown = {}, eventId: string = randomUUID()): Promise<string> {
@@ -251,13 +236,16 @@ describe('websocket live floor', () => {
       await socket.close();
     });
 
-    it('mints an agent-lane ticket for a widget principal, bound to its agent', async () => {
-      const ticket = await mintAgentTicket(app, tenant);
+    it('mints an agent-lane ticket for a ddw_ token (principal: the token), bound to its agent, and opens a socket with it', async () => {
+      const widget = await insertAgentWidgetToken(app, tenant.tenantId, tenant.adminAgentId);
+      const ticket = await mintAgentTicket(app, tenant, widget);
       expect(ticket).toMatch(/^ddta_[A-Za-z0-9_-]{43}$/);
       const [row] = await withTenantSql(app.deps.db, tenant.tenantId, (sql) =>
         sql.query('SELECT lane, principal_kind, principal_id, agent_id FROM ws_tickets WHERE token_hash = $1', [sha256Hex(ticket)]),
       );
-      expect(row).toEqual({ lane: 'agent', principal_kind: 'widget', principal_id: 'w1', agent_id: tenant.adminAgentId });
+      expect(row).toEqual({ lane: 'agent', principal_kind: 'widget', principal_id: widget.id, agent_id: tenant.adminAgentId });
+      const socket = await open(app.port, ticket);
+      await socket.close();
     });
 
     it('is 401 without a credential', async () => {
@@ -400,6 +388,47 @@ describe('websocket live floor', () => {
       await app.request('DELETE', `/v1/api_keys/${minted.body.api_key.id}`, { token: t.apiKey });
       const res = await refused(app.port, ticket);
       const unknown = await refused(app.port, mintToken('ddtt_'));
+      expect({ status: res.status, body: res.text }).toEqual({ status: 401, body: unknown.text });
+    });
+
+    it('closes the socket of a revoked ddw_ token with 1008 within one heartbeat; the agent\'s other token stays', async () => {
+      const t = await provisionTenant(app);
+      const doomedToken = await insertAgentWidgetToken(app, t.tenantId, t.adminAgentId);
+      const keptToken = await insertAgentWidgetToken(app, t.tenantId, t.adminAgentId);
+      const doomed = await open(app.port, await mintAgentTicket(app, t, doomedToken));
+      const kept = await open(app.port, await mintAgentTicket(app, t, keptToken));
+      await leaseCount(app, t.tenantId, 2);
+
+      const revoked = await app.request('DELETE', `/v1/widget_tokens/${doomedToken.id}`, { token: t.apiKey });
+      expect(revoked.status).toBe(200);
+      const started = Date.now();
+      expect(await doomed.closed).toEqual({ code: 1008, reason: expect.any(String) });
+      // One heartbeat, plus the re-authentication's own round trip.
+      expect(Date.now() - started).toBeLessThan(HEARTBEAT_MS + 2000);
+      await leaseCount(app, t.tenantId, 1);
+
+      const own = await emit(app, t.tenantId, 'call.ended', { agent_id: t.adminAgentId });
+      await kept.event(own);
+      await kept.close();
+    });
+
+    it('closes the socket of an expired ddw_ token with 1008', async () => {
+      const t = await provisionTenant(app);
+      const widget = await insertAgentWidgetToken(app, t.tenantId, t.adminAgentId);
+      const socket = await open(app.port, await mintAgentTicket(app, t, widget));
+      await withTenantSql(app.deps.db, t.tenantId, (sql) =>
+        sql.query(`UPDATE widget_tokens SET expires_at = clock_timestamp() - interval '1 second' WHERE id = $1`, [widget.id]),
+      );
+      expect((await socket.closed).code).toBe(1008);
+    });
+
+    it('refuses a ticket whose ddw_ token was revoked before the socket opened (same 401)', async () => {
+      const t = await provisionTenant(app);
+      const widget = await insertAgentWidgetToken(app, t.tenantId, t.adminAgentId);
+      const ticket = await mintAgentTicket(app, t, widget);
+      await withTenantSql(app.deps.db, t.tenantId, (sql) => sql.query('UPDATE widget_tokens SET revoked_at = now() WHERE id = $1', [widget.id]));
+      const res = await refused(app.port, ticket);
+      const unknown = await refused(app.port, mintToken('ddta_'));
       expect({ status: res.status, body: res.text }).toEqual({ status: 401, body: unknown.text });
     });
 
@@ -592,12 +621,13 @@ describe('connection caps', () => {
 
   it('caps the sockets of one widget token', async () => {
     const t = await provisionTenant(app);
-    const first = await open(app.port, await mintAgentTicket(app, t));
-    const res = await refused(app.port, await mintAgentTicket(app, t));
+    const widget = await insertAgentWidgetToken(app, t.tenantId, t.adminAgentId);
+    const first = await open(app.port, await mintAgentTicket(app, t, widget));
+    const res = await refused(app.port, await mintAgentTicket(app, t, widget));
     expect(res.status).toBe(429);
     expect(res.body.error.code).toBe('too_many_connections');
     // The tenant still has room: another token and a tenant-lane socket open.
-    const otherToken = await open(app.port, await mintAgentTicket(app, t, 'w2'));
+    const otherToken = await open(app.port, await mintAgentTicket(app, t));
     await otherToken.close();
     const tenantSocket = await open(app.port, await mintTicket(app, t.apiKey));
     await Promise.all([first.close(), tenantSocket.close()]);

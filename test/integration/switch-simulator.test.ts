@@ -427,6 +427,41 @@ describe('agent legs', () => {
     expect(await c.api('sim_registrations')).toBe('\n');
   });
 
+  test('sofia profile internal flush_inbound_reg drops registrations by user@host, bare user or all, as FreeSWITCH', async () => {
+    const c = await connect(sim.port);
+    for (const target of ['3001@acme.example', '3001@other.example', '3002', '3003@acme.example', '3004']) {
+      expect(await c.api(`sim_register ${target}`)).toBe(`+OK registered ${target}\n`);
+    }
+    const flushed = '+OK flushing all registrations matching specified call_id\n';
+
+    expect(await c.api('sofia profile internal flush_inbound_reg 3001@acme.example')).toBe(flushed);
+    const gone = await c.waitFor((e) => e.subclass === 'sofia::unregister', 'unregister');
+    expect(gone.headers).toMatchObject({ 'profile-name': 'internal', 'from-user': '3001', 'from-host': 'acme.example', expires: '0' });
+    expect(await c.api('sim_registrations')).toBe('3001@other.example\n3002\n3003@acme.example\n3004\n');
+    expect(await c.api(originate('', 'user/3001@acme.example'))).toBe('-ERR USER_NOT_REGISTERED\n');
+
+    // user@host also drops the user registered without a domain (it answered for any host).
+    expect(await c.api('sofia profile internal flush_inbound_reg 3002@acme.example')).toBe(flushed);
+    // A bare user: every host.
+    expect(await c.api('sofia profile internal flush_inbound_reg 3001')).toBe(flushed);
+    expect(await c.api('sim_registrations')).toBe('3003@acme.example\n3004\n');
+    // Nothing matching is still +OK, and nothing changes.
+    expect(await c.api('sofia profile internal flush_inbound_reg 9999@acme.example')).toBe(flushed);
+    expect(await c.api('sim_registrations')).toBe('3003@acme.example\n3004\n');
+
+    // Another profile: FreeSWITCH's answer, without -ERR. Other sofia words are refused.
+    expect(await c.api('sofia profile external flush_inbound_reg 3003@acme.example')).toBe('Invalid Profile [external]');
+    expect(await c.api('sofia status')).toMatch(/^-ERR /);
+    expect(await c.api('sim_registrations')).toBe('3003@acme.example\n3004\n');
+
+    // No target: all of them.
+    expect(await c.api('sofia profile internal flush_inbound_reg')).toBe(flushed);
+    expect(await c.api('sim_registrations')).toBe('\n');
+    await c.barrier();
+    const dropped = c.events.filter((e) => e.subclass === 'sofia::unregister').map((e) => `${e.headers['from-user']}@${e.headers['from-host']}`);
+    expect(dropped.sort()).toEqual(['3001@acme.example', '3001@other.example', '3002@default', '3003@acme.example', '3004@default']);
+  });
+
   test('&bridge(user/ext): the agent leg is dialled on answer and bridged; the consumer hanging up ends both', async () => {
     const c = await connect(sim.port);
     sim.register('1001');

@@ -69,6 +69,14 @@ describe('tenant routes (/v1/me, /v1/tenant, /v1/tenants)', () => {
       expect(res.headers['x-request-id']).toBeTruthy();
     });
 
+    it('shows the operator-set wrap-up cap and plan status', async () => {
+      const tenant = await provisionTenant(app, { agent_wrap_up_seconds: 30, plan_status: 'past_due' });
+      const res = await app.request('GET', '/v1/me', { token: tenant.apiKey });
+      expect(res.body.tenant).toMatchObject({ agent_wrap_up_seconds: 30, plan_status: 'past_due' });
+      const listed = await app.request('GET', '/v1/tenants', { token: tenant.apiKey });
+      expect(listed.body.tenants).toEqual([res.body.tenant]);
+    });
+
     it('answers {tenant, user} for a ddu_ session, without any secret', async () => {
       const tenant = await provisionTenant(app);
       const session = await createUserSession(app, tenant);
@@ -155,6 +163,8 @@ describe('tenant routes (/v1/me, /v1/tenant, /v1/tenants)', () => {
           ai_max_call_seconds: 5,
           max_cps: 1000,
           retention_months: 1,
+          agent_wrap_up_seconds: 600,
+          plan_status: 'cancelled',
         },
       });
       expect(res.status).toBe(200);

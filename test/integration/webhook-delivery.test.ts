@@ -13,6 +13,7 @@ import { postWebhook } from '../../src/modules/webhooks/webhook-http';
 import { verifySignature } from '../../src/modules/webhooks/webhook-signature';
 import { runWorker, waitFor, type RunningWorker } from '../helpers/dial-loop';
 import { provisionTenant, startTestApp, type ProvisionedTenant, type TestApp } from '../helpers/harness';
+import { recordWorkflowHistories } from '../helpers/workflow-histories';
 
 jest.setTimeout(120_000);
 
@@ -93,6 +94,7 @@ afterAll(async () => {
   await new Promise((resolve) => receiver?.close(resolve));
   if (databaseUrl) await dropDatabase(databaseUrl);
 });
+afterAll(() => recordWorkflowHistories('webhook-delivery', [taskQueue], { webhookDispatcherWorkflow: 1, recordingRetentionWorkflow: 1 }));
 
 async function createEndpoint(tenant: ProvisionedTenant, url: string, events = ['promise.recorded']): Promise<{ id: string; secret: string }> {
   const res = await app.request('POST', '/v1/webhooks', { token: tenant.apiKey, body: { url, events } });

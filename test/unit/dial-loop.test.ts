@@ -193,7 +193,7 @@ describe('treatmentOf', () => {
     tts_ivr: 'menu',
     ivr_cascade: 'menu',
     survey: 'menu',
-    ai_voice: 'none',
+    ai_voice: 'ai',
     sms_blast: 'none',
   };
 

@@ -80,7 +80,7 @@ describe('ESL manager pieces', () => {
     expect(ESL_EVENTS.indexOf('BACKGROUND_JOB')).toBeLessThan(custom);
     expect(ESL_EVENTS.indexOf('CHANNEL_EXECUTE_COMPLETE')).toBeLessThan(custom);
     expect(ESL_EVENTS.indexOf('CHANNEL_HANGUP_COMPLETE')).toBeLessThan(custom);
-    expect(ESL_EVENTS.slice(custom + 1)).toEqual(['amd', 'sofia::register', 'sofia::unregister']);
+    expect(ESL_EVENTS.slice(custom + 1)).toEqual(['amd', 'sofia::register', 'sofia::unregister', 'dd::speech']);
   });
 
   test('error replies, typed errors and their API mapping', () => {

@@ -99,5 +99,14 @@ function strict(from: Presence, need: Presence, to: Presence, verb: string): Pre
   return { to, changed: true };
 }
 
+/**
+ * agents.wrap_up_until belongs to the current wrap-up: a move out of wrap_up, and any check-out,
+ * clears it, so the durable wrap-up timer (which ends wrap-up only while the value is the one it
+ * was started for) can never end a later one.
+ */
+export function clearsWrapUp(from: Presence, action: PresenceAction): boolean {
+  return action === 'checkout' || from === 'wrap_up';
+}
+
 /** The stored presence (the agents.presence CHECK constraint keeps it in PRESENCES). */
 export const asPresence = (value: string): Presence => value as Presence;

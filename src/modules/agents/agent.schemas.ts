@@ -40,11 +40,26 @@ export const CheckoutBody = z
 export const SoftphoneSchema = z
   .object({
     sip_extension: z.string().openapi({ description: 'The extension the softphone registers as' }),
-    domain: z.string().nullable().openapi({ description: 'SIP domain to register with; null: the deployment default' }),
+    domain: z.string().nullable().openapi({ description: 'SIP domain to register with (deployment setting SIP_DOMAIN); null: the switch default' }),
+    wss_url: z.string().nullable().openapi({ description: 'SIP-over-WebSocket address of the switch (SIP_WSS_URL); null when the deployment sets none' }),
     device_mode: z.enum(DEVICE_MODES),
+    sip_username: z.string().nullable().openapi({ description: 'Ephemeral SIP username, unique across the platform; null for an external device' }),
+    sip_password: z.string().nullable().openapi({ description: 'Ephemeral SIP password, shown only in this answer (stored encrypted); null for an external device' }),
+    sip_credential_expires_at: z
+      .string()
+      .nullable()
+      .openapi({ format: 'date-time', description: 'When the switch stops accepting the credential (SIP_CREDENTIAL_TTL_SECONDS, 24 h); null for an external device' }),
   })
   .openapi('Softphone', {
-    description: 'Softphone bootstrap. It carries no secret: the ephemeral SIP credential comes with the widget token issue.',
+    description:
+      'Softphone bootstrap. For a browser seat it carries a fresh ephemeral SIP credential (the previous one is revoked); the password is shown once.',
   });
 
 export const CheckinEnvelope = z.object({ agent: AgentSchema, softphone: SoftphoneSchema });
+
+export const CheckoutEnvelope = z.object({
+  agent: AgentSchema,
+  sip_teardown: z.enum(['ok', 'failed']).openapi({
+    description: 'ok: credentials revoked and the registration dropped on the switch; failed: the revocation stands but the switch was not reached, so the credential works there until its 24 h autoexpiry (repeat the check-out to retry)',
+  }),
+});

@@ -1,12 +1,27 @@
 import type { Agent } from '../../../prisma/generated/client';
 import type { AppDeps } from '../../deps';
-import { appendAudit, type ActorType } from '../../lib/audit';
-import { conflict, isUniqueViolation, notFound } from '../../lib/errors';
+import { actorOf, appendAudit, type ActorType } from '../../lib/audit';
+import type { Principal } from '../../lib/context';
+import { conflict, forbidden, isUniqueViolation, notFound } from '../../lib/errors';
 import { withTenant, type Tx } from '../../lib/tenancy';
-import { asPresence, checkSipExtension, normalizeNewAgent, presenceMove, type DeviceMode, type NewAgentInput, type PresenceAction } from './agent.rules';
+import { issueSipCredential, revokeLiveSipCredentials } from '../sip-credentials/sip-credential.repository';
+import { SIP_REVOKED_CHECKED_OUT, SIP_REVOKED_SUPERSEDED } from '../sip-credentials/sip-credential.rules';
+import { teardownAgentSip } from '../sip-credentials/sip-teardown.service';
+import { asPresence, checkSipExtension, clearsWrapUp, normalizeNewAgent, presenceMove, type DeviceMode, type NewAgentInput, type PresenceAction } from './agent.rules';
 import { agentView, softphoneView } from './agent.views';
+import { lockAgentById, lockAgentByExtension } from './agent.repository';
 
 type Actor = { type: ActorType; id: string | null };
+
+const NOT_OWN_AGENT = 'a widget token (ddw_) acts only on its own agent';
+
+/**
+ * 403 when a widget principal names another agent of its tenant. Runs after the look-up, so an
+ * unknown or foreign agent is still the 404 every principal gets.
+ */
+function assertOwnAgent(principal: Principal, agentId: string): void {
+  if (principal.kind === 'widget' && principal.agentId !== agentId) throw forbidden(NOT_OWN_AGENT);
+}
 
 const DUPLICATE_EMAIL = 'an agent with this email already exists in the tenant';
 const DUPLICATE_EXTENSION = 'an agent with this sip_extension already exists in the tenant';
@@ -26,9 +41,10 @@ export async function listAgents(deps: AppDeps, tenantId: string) {
   return { agents: rows.map(agentView) };
 }
 
-export async function getAgent(deps: AppDeps, tenantId: string, id: string) {
-  const row = await withTenant(deps.db, tenantId, (tx) => tx.agent.findUnique({ where: { id } }));
+export async function getAgent(deps: AppDeps, principal: Principal, id: string) {
+  const row = await withTenant(deps.db, principal.tenantId, (tx) => tx.agent.findUnique({ where: { id } }));
   if (!row) throw notFound();
+  assertOwnAgent(principal, row.id);
   return agentView(row);
 }
 
@@ -66,17 +82,6 @@ export async function createAgent(deps: AppDeps, tenantId: string, actor: Actor,
   }
 }
 
-async function lockById(tx: Tx, id: string): Promise<Agent | null> {
-  const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM agents WHERE id = ${id}::uuid FOR UPDATE`;
-  return locked.length ? tx.agent.findUnique({ where: { id } }) : null;
-}
-
-async function lockByExtension(tx: Tx, extension: string): Promise<Agent | null> {
-  const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM agents WHERE sip_extension = ${extension} FOR UPDATE`;
-  const id = locked[0]?.id;
-  return id ? tx.agent.findUnique({ where: { id } }) : null;
-}
-
 /**
  * Applies one presence move under a row lock (the dial loop claims seats with a conditional
  * UPDATE, so the two serialize on the row). An idempotent repeat writes and records nothing.
@@ -88,7 +93,14 @@ async function move(tx: Tx, tenantId: string, actor: Actor, row: Agent, action: 
   if (!changed && !modeChanged) return row;
   const updated = await tx.agent.update({
     where: { id: row.id },
-    data: { presence: to, ...(modeChanged ? { deviceMode } : {}) },
+    data: {
+      presence: to,
+      ...(modeChanged ? { deviceMode } : {}),
+      ...(changed && clearsWrapUp(from, action) ? { wrapUpUntil: null } : {}),
+      // A seat in wrap-up still names the call it wraps up (so a retried call end finds the same
+      // wrap-up); leaving wrap-up ends that tie.
+      ...(changed && from === 'wrap_up' ? { activeCallAttemptId: null } : {}),
+    },
   });
   await appendAudit(tx, tenantId, {
     actorType: actor.type,
@@ -101,33 +113,63 @@ async function move(tx: Tx, tenantId: string, actor: Actor, row: Agent, action: 
   return updated;
 }
 
-/** offline → available (available again is an idempotent 200); any other presence is 409; an inactive seat is 409. */
-export function checkin(deps: AppDeps, tenantId: string, actor: Actor, body: { sip_extension: string; device_mode?: DeviceMode }) {
+/**
+ * offline → available (available again is an idempotent 200); any other presence is 409; an
+ * inactive seat is 409. A browser seat gets a fresh ephemeral SIP credential on every check-in (a
+ * repeat included, so a reloaded softphone can have its password again) and the previous one is
+ * revoked as superseded; an external seat gets none and keeps none live.
+ */
+export function checkin(deps: AppDeps, principal: Principal, body: { sip_extension: string; device_mode?: DeviceMode }) {
   const extension = checkSipExtension(body.sip_extension);
+  const { tenantId } = principal;
+  const actor = actorOf(principal);
   return withTenant(deps.db, tenantId, async (tx) => {
-    const row = await lockByExtension(tx, extension);
+    const row = await lockAgentByExtension(tx, extension);
     if (!row) throw notFound('no agent of the tenant has this sip_extension');
+    assertOwnAgent(principal, row.id);
     if (row.status !== 'active') throw conflict('the agent is inactive and cannot check in');
     const updated = await move(tx, tenantId, actor, row, 'checkin', body.device_mode);
-    return { agent: agentView(updated), softphone: softphoneView(updated) };
+    if (updated.deviceMode !== 'browser') {
+      await revokeLiveSipCredentials(tx, row.id, SIP_REVOKED_SUPERSEDED);
+      return { agent: agentView(updated), softphone: softphoneView(updated, null, deps.config) };
+    }
+    const credential = await issueSipCredential(tx, deps.box, tenantId, row.id, deps.config.SIP_CREDENTIAL_TTL_SECONDS);
+    await appendAudit(tx, tenantId, {
+      actorType: actor.type,
+      actorId: actor.id,
+      action: 'agent.sip_credential_issued',
+      subjectType: 'agent',
+      subjectId: row.id,
+      payload: { credential_id: credential.id, expires_at: credential.expiresAt.toISOString() },
+    });
+    return { agent: agentView(updated), softphone: softphoneView(updated, credential, deps.config) };
   });
 }
 
-/** any → offline (offline again is an idempotent 200). */
-export function checkout(deps: AppDeps, tenantId: string, actor: Actor, body: { sip_extension: string }) {
+/**
+ * any → offline (offline again is an idempotent 200), then the SIP teardown after the commit (it
+ * runs a workflow). A repeat runs the teardown again, so it is also how a failed one is retried.
+ */
+export async function checkout(deps: AppDeps, principal: Principal, body: { sip_extension: string }) {
   const extension = checkSipExtension(body.sip_extension);
-  return withTenant(deps.db, tenantId, async (tx) => {
-    const row = await lockByExtension(tx, extension);
+  const { tenantId } = principal;
+  const actor = actorOf(principal);
+  const agent = await withTenant(deps.db, tenantId, async (tx) => {
+    const row = await lockAgentByExtension(tx, extension);
     if (!row) throw notFound('no agent of the tenant has this sip_extension');
-    return { agent: agentView(await move(tx, tenantId, actor, row, 'checkout')) };
+    assertOwnAgent(principal, row.id);
+    return move(tx, tenantId, actor, row, 'checkout');
   });
+  const sipTeardown = await teardownAgentSip(deps, tenantId, agent.id, SIP_REVOKED_CHECKED_OUT);
+  return { agent: agentView(agent), sip_teardown: sipTeardown };
 }
 
 /** pause, resume or wrap_up on the agent with this id; 409 when the presence does not allow it. */
-export function changePresence(deps: AppDeps, tenantId: string, actor: Actor, id: string, action: 'pause' | 'resume' | 'wrap_up') {
-  return withTenant(deps.db, tenantId, async (tx) => {
-    const row = await lockById(tx, id);
+export function changePresence(deps: AppDeps, principal: Principal, id: string, action: 'pause' | 'resume' | 'wrap_up') {
+  return withTenant(deps.db, principal.tenantId, async (tx) => {
+    const row = await lockAgentById(tx, id);
     if (!row) throw notFound();
-    return { agent: agentView(await move(tx, tenantId, actor, row, action)) };
+    assertOwnAgent(principal, row.id);
+    return { agent: agentView(await move(tx, principal.tenantId, actorOf(principal), row, action)) };
   });
 }

@@ -1,6 +1,5 @@
 import { createRoute } from '@hono/zod-openapi';
 import type { AppDeps } from '../../deps';
-import { requireManagement } from '../../lib/auth';
 import { createRouter, errorResponses, jsonContent } from '../../lib/openapi';
 import { CALL_CONTROL_ACTIONS, type CallControlAction } from './call-control.switch';
 import { CallControlEnvelope, CallIdParam } from './call-control.schemas';
@@ -25,15 +24,18 @@ function describe(action: CallControlAction): string {
   const toggle = action !== 'hangup';
   return `${WHAT[action]}
 
-call_id is the switch call uuid (call_uuid of the original CDR row). Tenant-management scope for now (a \`ddw_\` widget
-principal is 403; agent scoping of the widget comes later). Order:
-${toggle ? `1. budget: hold, unhold, mute and unmute share one budget per tenant and principal, CALL_CONTROL_PER_MINUTE (default 120) per
-   60 s fixed window; over it 429 rate_limited (no Retry-After), decided before the call is looked up so a refusal does not
-   reveal whether the call exists;\n` : '1. no budget: hangup is never 429;\n'}2. the call: an unknown or foreign call is 404; a call with a final CDR row (ended_at) is 409 conflict;
+call_id is the switch call uuid (call_uuid of the original CDR row). Tenant credentials (\`dd_\`, \`ddu_\`) control any call
+of the tenant; a \`ddw_\` widget token only its own agent's calls: the original row names the agent, a later row of the call
+does, or it is the call the agent is bridged to right now (the same ownership as GET /v1/calls/{call_id}). Order:
+${toggle ? `1. budget: hold, unhold, mute and unmute share one budget per tenant and principal (a widget token's is its agent's,
+   shared by the agent's tokens), CALL_CONTROL_PER_MINUTE (default 120) per 60 s fixed window; over it 429 rate_limited (no Retry-After), decided before the call is looked up so a refusal does not
+   reveal whether the call exists (nor whose it is);\n` : '1. no budget: hangup is never 429;\n'}2. the call: an unknown or foreign (another tenant's) call
+   is 404, for a widget too; a widget on a call of its tenant that its agent does not own is 403 forbidden (decided before the call's state, nothing evidenced, nothing sent); a call with a final
+   CDR row (ended_at) is 409 conflict;
 3. the switch: the command runs synchronously in a one-step Temporal workflow (call-control:<tenant>:<call uuid>:<action>:<uuid>)
    whose activity finds the agent leg bridged to the call: the consumer leg's bridge_to variable (bridge_uuid as a fallback),
    accepted only when that leg carries dd_agent_id (the dial loop's agent leg).${toggle ? ' None is 409 conflict.' : ''}
-4. evidence before the command: the audit row call.${action}_requested (actor = the principal; payload call_id, action,
+4. evidence before the command: the audit row call.${action}_requested (actor = the principal, for a widget its agent; payload call_id, action,
    agent_leg_uuid, request_id) is committed BEFORE any switch command; when it cannot be written the answer is 503
    audit_unavailable and nothing is sent to the switch;
 5. the command; the switch link down (or lost mid-command) is 503 esl_unavailable, a switch refusal (-ERR) is 502 dial_error
@@ -51,7 +53,6 @@ export function callControlRoutes(deps: AppDeps) {
         path: `/v1/calls/{call_id}/${action}`,
         tags: ['Calls'],
         security,
-        middleware: [requireManagement],
         summary: `Live-call control: ${action}`,
         description: describe(action),
         request: { params: CallIdParam },

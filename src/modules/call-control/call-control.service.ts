@@ -1,34 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import { ApplicationFailure } from '@temporalio/common';
 import type { AppDeps } from '../../deps';
 import { actorOf } from '../../lib/audit';
 import type { Principal } from '../../lib/context';
-import { AppError, conflict, internal, notFound, rateLimited } from '../../lib/errors';
+import { AppError, conflict, forbidden, internal, notFound, rateLimited } from '../../lib/errors';
 import { withTenantSql } from '../../lib/tenancy';
 import { callControlWorkflow } from '../../../workflows/call-control.workflow';
-import { findCallByUuid } from '../cdr/cdr.repository';
+import { findCallByUuid, isCallOwnedBy } from '../cdr/cdr.repository';
 import { attemptProfile } from '../compliance/compliance-preflight.service';
 import { evaluate } from '../compliance/compliance.service';
 import { CALL_CONTROL_FAILURES, type CallControlAction, type CallControlInput } from './call-control.switch';
 import type { CallControlResult } from './call-control.schemas';
+import { applicationFailureOf } from '../../lib/workflow-failure';
 
 export const TOGGLES: readonly CallControlAction[] = ['hold', 'unhold', 'mute', 'unmute'];
 
 export const callControlWorkflowId = (tenantId: string, callUuid: string, action: CallControlAction): string =>
   `call-control:${tenantId}:${callUuid}:${action}:${randomUUID()}`;
 
-/** The ApplicationFailure type somewhere in a workflow failure's cause chain. */
-function failureOf(err: unknown): ApplicationFailure | null {
-  let e: unknown = err;
-  for (let i = 0; i < 8 && e instanceof Error; i += 1) {
-    if (e instanceof ApplicationFailure) return e;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return null;
-}
-
 function toAppError(err: unknown, action: CallControlAction): AppError {
-  const failure = failureOf(err);
+  const failure = applicationFailureOf(err);
   switch (failure?.type) {
     case CALL_CONTROL_FAILURES.auditUnavailable:
       return new AppError(503, 'audit_unavailable', 'the evidence row could not be written; no switch command was sent; retry with backoff');
@@ -47,11 +37,18 @@ function toAppError(err: unknown, action: CallControlAction): AppError {
   }
 }
 
-/** The call's state from the CDR: the original row, and whether a final row (ended_at) exists. */
-async function lookupCall(deps: AppDeps, tenantId: string, callUuid: string) {
+/**
+ * The call's state from the CDR: the original row, and whether a final row (ended_at) exists.
+ * `ownerAgentId` (a widget's agent): a call that agent does not own is refused 403 here, before its
+ * state is read, so a widget learns nothing of other agents' calls beyond their existence.
+ */
+async function lookupCall(deps: AppDeps, tenantId: string, callUuid: string, ownerAgentId: string | null) {
   return withTenantSql(deps.db, tenantId, async (sql) => {
     const call = await findCallByUuid(sql, tenantId, callUuid);
     if (!call) return null;
+    if (ownerAgentId !== null && !(await isCallOwnedBy(sql, tenantId, call.id, ownerAgentId))) {
+      throw forbidden('a widget token controls only the calls of its own agent');
+    }
     const ended =
       call.endedAt !== null ||
       (await sql.query(`SELECT 1 FROM call_attempts WHERE tenant_id = $1::uuid AND corrects_id = $2::uuid AND ended_at IS NOT NULL LIMIT 1`, [tenantId, call.id]))
@@ -65,9 +62,10 @@ async function lookupCall(deps: AppDeps, tenantId: string, callUuid: string) {
 
 /**
  * POST /v1/calls/{call_id}/<action>. Order: the toggles' budget (before the lookup), the CDR lookup
- * (404 unknown or foreign, 409 ended), for unhold the mid-call compliance gate (422), then the
- * one-step workflow whose activity finds the agent leg (409), writes the request row (503
- * audit_unavailable), commands the switch (503 esl_unavailable, 502 dial_error) and writes the outcome.
+ * (404 unknown or foreign, 403 a widget on a call its agent does not own, 409 ended), for unhold
+ * the mid-call compliance gate (422), then the one-step workflow whose activity finds the agent leg
+ * (409), writes the request row (503 audit_unavailable), commands the switch (503 esl_unavailable,
+ * 502 dial_error) and writes the outcome.
  */
 export async function controlCall(deps: AppDeps, principal: Principal, requestId: string | null, callUuid: string, action: CallControlAction): Promise<CallControlResult> {
   const tenantId = principal.tenantId;
@@ -79,7 +77,7 @@ export async function controlCall(deps: AppDeps, principal: Principal, requestId
     }
   }
 
-  const found = await lookupCall(deps, tenantId, callUuid);
+  const found = await lookupCall(deps, tenantId, callUuid, principal.kind === 'widget' ? principal.agentId : null);
   if (!found) throw notFound('call not found');
   if (found.ended) throw conflict('the call has ended');
   const { call } = found;

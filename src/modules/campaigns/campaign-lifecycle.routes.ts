@@ -19,6 +19,12 @@ const RunStats = z
     finished: z.number().int().openapi({ description: 'Calls of this run with a final CDR row' }),
     reaped: z.number().int().openapi({ description: 'Calls closed by the reaper after call_ttl_ms' }),
     in_flight: z.number().int().openapi({ description: 'Calls placed and not yet finished' }),
+    idle: z.string().nullable().openapi({
+      description: `Why the last tick placed nothing more, null when it was not held back: for example no_agent_capacity, capacity_full,
+no_dialable_leads, caller_id_pool_parked, switch_unavailable; an ai_voice run adds voice_ai_disabled, ai_paused (the kill switch),
+ai_agent_not_live (no agent, or the campaign's agent is not live), ai_concurrency_full (10 AI calls of the campaign in flight) and ai_budget_exhausted (month-to-date metered cost reached
+ai_monthly_budget_usd)`,
+    }),
     pacing: z.object({
       ratio: z.number().openapi({ description: 'Lines per available agent the predictive pacer uses now' }),
       abandoned: z.number().int(),

@@ -6,7 +6,7 @@ import { withTenant } from '../../lib/tenancy';
 import { campaignRunWorkflow, pauseSignal, resumeSignal, statsQuery, stopSignal, type CampaignRunStats } from '../../../workflows/campaign-run.workflow';
 import { campaignRunWorkflowId } from '../../../workflows/ids';
 import { DEFAULT_RUNNER_OPTIONS, type RunnerOptions } from '../dialer/runner-options';
-import { acceptedStates, lifecycleTarget, type LifecycleVerb } from './campaign-lifecycle.rules';
+import { acceptedStates, lifecycleTarget, type CampaignVerb } from './campaign-lifecycle.rules';
 import { campaignView } from './campaign.views';
 
 type Actor = { type: ActorType; id: string | null };
@@ -27,7 +27,7 @@ export async function transitionCampaign(
   tenantId: string,
   actor: Actor,
   id: string,
-  verb: LifecycleVerb,
+  verb: CampaignVerb,
   options: RunnerOptions = DEFAULT_RUNNER_OPTIONS,
   /** The caller sent options: an open run adopts them on resume; otherwise it keeps its own. */
   optionsGiven = false,
@@ -44,6 +44,10 @@ export async function transitionCampaign(
       throw conflict(`cannot ${verb} a campaign in state ${row.state} (${verb} accepts ${acceptedStates(verb).join(', ')})`);
     }
     if (to === row.state) return campaignView(row);
+    if (to === 'running' && row.campaignType === 'ai_voice') {
+      const agent = row.aiAgentId ? await tx.aiAgent.findUnique({ where: { id: row.aiAgentId }, select: { status: true } }) : null;
+      if (!agent || agent.status === 'retired') throw conflict(`an ai_voice campaign needs an ai_agent_id of an AI agent that is not retired to ${verb}`);
+    }
     const updated = await tx.campaign.update({ where: { id: row.id }, data: { state: to } });
     await appendAudit(tx, tenantId, {
       actorType: actor.type,
@@ -61,8 +65,9 @@ export async function transitionCampaign(
   if (!temporal) throw runnerUnavailable('no workflow service is configured');
   const campaignId = view.id;
   const workflowId = campaignRunWorkflowId(tenantId, campaignId);
+  const wakes = verb === 'start' || verb === 'resume' || verb === 'restore_balance';
   try {
-    if (verb === 'start' || verb === 'resume') {
+    if (wakes) {
       await temporal.workflow.signalWithStart(campaignRunWorkflow, {
         workflowId,
         taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
@@ -72,11 +77,11 @@ export async function transitionCampaign(
         searchAttributes: { TenantId: [tenantId], CampaignId: [campaignId] },
       });
     } else {
-      await temporal.workflow.getHandle(workflowId).signal(verb === 'pause' ? pauseSignal : stopSignal);
+      await temporal.workflow.getHandle(workflowId).signal(verb === 'stop' ? stopSignal : pauseSignal);
     }
   } catch (err) {
     // No open run: nothing to pause or stop (the state already says so).
-    if (err instanceof WorkflowNotFoundError && verb !== 'start' && verb !== 'resume') return view;
+    if (err instanceof WorkflowNotFoundError && !wakes) return view;
     deps.logger.error({ err: (err as Error).message, campaign_id: campaignId, verb }, 'campaign run workflow not reached');
     throw runnerUnavailable((err as Error).message);
   }

@@ -298,6 +298,7 @@ export interface CampaignSettings {
   carrier: string | null;
   caller_ids: string[];
   caller_id_pool: string[];
+  ai_agent_id: string | null;
 }
 
 /** A create or patch body as the route's schema typed it (every key optional here). */
@@ -323,6 +324,7 @@ export interface CampaignWrite {
   carrier?: string | null;
   caller_ids?: string[];
   caller_id_pool?: string[];
+  ai_agent_id?: string | null;
 }
 
 /** What a new campaign holds before its create body is applied. */
@@ -348,6 +350,7 @@ export const NEW_CAMPAIGN: CampaignSettings = {
   carrier: null,
   caller_ids: [],
   caller_id_pool: [],
+  ai_agent_id: null,
 };
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -471,6 +474,12 @@ function applyField(next: CampaignSettings, key: keyof CampaignWrite, write: Cam
     case 'caller_id_pool':
       next.caller_id_pool = distinctList(key, write.caller_id_pool ?? [], (v) => (UUID_RE.test(v) ? v.toLowerCase() : null), 'a DID id');
       return;
+    case 'ai_agent_id': {
+      const agentId = write.ai_agent_id ?? null;
+      if (agentId !== null && !UUID_RE.test(agentId)) fail(`ai_agent_id '${agentId}' is not an AI agent id`);
+      next.ai_agent_id = agentId === null ? null : agentId.toLowerCase();
+      return;
+    }
   }
 }
 

@@ -85,6 +85,7 @@ export const CampaignSchema = z
     carrier: z.string().nullable(),
     caller_ids: z.array(z.string()).openapi({ description: 'Legacy E.164 round-robin pool, used when caller_id_pool is empty' }),
     caller_id_pool: z.array(uuid).openapi({ description: "DID registry ids of the tenant's own registry" }),
+    ai_agent_id: uuid.nullable().openapi({ description: 'The AI agent that speaks on an ai_voice campaign; null = none' }),
     created_at: dateTime,
     updated_at: dateTime,
   })
@@ -149,6 +150,11 @@ const writeFields = {
   }),
   caller_id_pool: z.array(z.string()).openapi({
     description: `Distinct ids of DIDs in the tenant's registry, any status, at most ${CALLER_IDS_MAX}; an unknown, foreign or malformed id is 400 invalid`,
+  }),
+  ai_agent_id: z.string().nullable().openapi({
+    description: `The AI agent of an ai_voice campaign (any type may hold one; only ai_voice uses it). It must be an agent of the tenant that is not
+retired: a malformed, unknown, foreign or retired id is 400 invalid. null clears. Starting or resuming an ai_voice campaign needs one
+(409 otherwise); whether it is live is read on every dial tick`,
   }),
 };
 

@@ -20,6 +20,13 @@ async function assertPoolInRegistry(tx: Tx, pool: string[]): Promise<void> {
   if (missing !== undefined) throw invalid(`caller_id_pool: '${missing}' is not a DID of this tenant's registry`);
 }
 
+/** The campaign's AI agent must be one of the tenant's agents not retired. */
+async function assertAiAgent(tx: Tx, agentId: string | null): Promise<void> {
+  if (agentId === null) return;
+  const agent = await tx.aiAgent.findUnique({ where: { id: agentId }, select: { status: true } });
+  if (!agent || agent.status === 'retired') throw invalid(`ai_agent_id: '${agentId}' is not an AI agent of this tenant that is not retired`);
+}
+
 const pick = (s: CampaignSettings, keys: readonly (keyof CampaignSettings)[]) => Object.fromEntries(keys.map((k) => [k, s[k]]));
 
 export async function listCampaigns(deps: AppDeps, tenantId: string, limit: number, cursor?: string) {
@@ -40,6 +47,7 @@ export async function createCampaign(deps: AppDeps, tenantId: string, actor: Act
   try {
     return await withTenant(deps.db, tenantId, async (tx) => {
       await assertPoolInRegistry(tx, next.caller_id_pool);
+      await assertAiAgent(tx, next.ai_agent_id);
       const row = await tx.campaign.create({ data: { ...campaignData(next, ALL_SETTINGS), tenantId, name: next.name } });
       await appendAudit(tx, tenantId, {
         actorType: actor.type,
@@ -71,6 +79,7 @@ export async function updateCampaign(deps: AppDeps, tenantId: string, actor: Act
       const { next, changed } = applyCampaignWrite(campaignSettings(row), write);
       if (changed.length === 0) return campaignView(row);
       if (changed.includes('caller_id_pool')) await assertPoolInRegistry(tx, next.caller_id_pool);
+      if (changed.includes('ai_agent_id')) await assertAiAgent(tx, next.ai_agent_id);
       const updated = await tx.campaign.update({ where: { id }, data: campaignData(next, changed) });
       await appendAudit(tx, tenantId, {
         actorType: actor.type,

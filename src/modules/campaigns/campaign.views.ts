@@ -38,6 +38,7 @@ export function campaignSettings(c: Campaign): CampaignSettings {
     carrier: c.carrier,
     caller_ids: c.callerIds,
     caller_id_pool: c.callerIdPool,
+    ai_agent_id: c.aiAgentId,
   };
 }
 
@@ -70,6 +71,7 @@ export function campaignView(c: Campaign): CampaignView {
     carrier: s.carrier,
     caller_ids: s.caller_ids,
     caller_id_pool: s.caller_id_pool,
+    ai_agent_id: s.ai_agent_id,
     created_at: c.createdAt.toISOString(),
     updated_at: c.updatedAt.toISOString(),
   };
@@ -100,6 +102,7 @@ export interface CampaignColumns {
   carrier?: string | null;
   callerIds?: string[];
   callerIdPool?: string[];
+  aiAgentId?: string | null;
 }
 
 /** Prisma column values for the given settings keys. */
@@ -128,6 +131,7 @@ export function campaignData(s: CampaignSettings, keys: readonly (keyof Campaign
       case 'carrier': data.carrier = s.carrier; break;
       case 'caller_ids': data.callerIds = s.caller_ids; break;
       case 'caller_id_pool': data.callerIdPool = s.caller_id_pool; break;
+      case 'ai_agent_id': data.aiAgentId = s.ai_agent_id; break;
     }
   }
   return data;

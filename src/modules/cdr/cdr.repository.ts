@@ -8,9 +8,20 @@ import type { ListCallsFilters } from './cdr.schemas';
 export type CdrFilters = Omit<ListCallsFilters, 'limit' | 'cursor'>;
 
 /**
+ * Whether the agent (the SQL expression `agent`, a uuid) owns the original row `a`: the original
+ * names it, a later row of the call does (the engine's final row names the agent that was bridged
+ * to a predictive call, a disposition the agent it was recorded for), or the call is the agent's
+ * live one (agents.active_call_attempt_id, set at the bridge while the original still has no agent).
+ */
+const ownedBy = (agent: string) => `(a.agent_id = ${agent}
+    OR EXISTS (SELECT 1 FROM call_attempts c WHERE c.tenant_id = a.tenant_id AND c.corrects_id = a.id AND c.agent_id = ${agent})
+    OR EXISTS (SELECT 1 FROM agents g WHERE g.id = ${agent} AND g.active_call_attempt_id = a.id))`;
+
+/**
  * One page of CDR rows, newest first ((inserted_at, id) descending, the call_attempts_page_idx
  * order read backwards), one statement. `originalsOnly` restricts to original rows (GET /v1/calls).
- * Every filter applies to each row's own columns.
+ * Every filter applies to each row's own columns; `ownerAgentId` (a widget's own calls, originals
+ * only) restricts to the calls that agent owns.
  */
 export async function listCdrRows(
   sql: SqlTx,
@@ -19,6 +30,7 @@ export async function listCdrRows(
   originalsOnly: boolean,
   before: { at: Date; id: string } | null,
   take: number,
+  ownerAgentId: string | null = null,
 ): Promise<CallAttempt[]> {
   const values: unknown[] = [tenantId];
   const param = (value: unknown, cast: string) => {
@@ -34,6 +46,7 @@ export async function listCdrRows(
   if (filters.campaign_id !== undefined) where.push(`a.campaign_id = ${param(filters.campaign_id, 'uuid')}`);
   if (filters.debt_id !== undefined) where.push(`a.debt_id = ${param(filters.debt_id, 'uuid')}`);
   if (filters.agent_id !== undefined) where.push(`a.agent_id = ${param(filters.agent_id, 'uuid')}`);
+  if (ownerAgentId !== null) where.push(ownedBy(param(ownerAgentId, 'uuid')));
   if (filters.disposition !== undefined) where.push(`a.disposition = ${param(filters.disposition, 'text')}`);
   if (filters.from !== undefined) where.push(`a.inserted_at >= ${param(filters.from, 'timestamptz')}`);
   if (filters.to !== undefined) where.push(`a.inserted_at < ${param(filters.to, 'timestamptz')}`);
@@ -55,6 +68,16 @@ export async function findCallByUuid(sql: SqlTx, tenantId: string, callUuid: str
     [tenantId, callUuid],
   );
   return rows[0] ?? null;
+}
+
+/** Whether the agent owns the original row `originalId` (see ownedBy). */
+export async function isCallOwnedBy(sql: SqlTx, tenantId: string, originalId: string, agentId: string): Promise<boolean> {
+  const rows = await sql.query(`SELECT 1 FROM call_attempts a WHERE a.tenant_id = $1::uuid AND a.id = $2::uuid AND ${ownedBy('$3::uuid')}`, [
+    tenantId,
+    originalId,
+    agentId,
+  ]);
+  return rows.length > 0;
 }
 
 /**

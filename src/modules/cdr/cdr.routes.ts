@@ -31,6 +31,10 @@ const rejectArrayQueryForm: MiddlewareHandler<AppEnv> = async (c, next) => {
 
 const listMiddleware = [requireManagement, rejectArrayQueryForm];
 
+const WIDGET_SCOPE = `A \`ddw_\` widget token is scoped to its own agent's calls: a call is the agent's own when its original
+row names the agent (agent_id), a later row of the call does (the final row of a predictive call names the agent that was bridged
+to it; a disposition the agent it was recorded for), or it is the agent's live call (the call it is bridged to right now).`;
+
 const ORDER = `Ordered by inserted_at then id, newest first; from and to bound inserted_at (the moment the row was appended:
 for an original, when the attempt was created just before dialing; for a correction, when it was recorded), from inclusive
 and to exclusive, from after to is 400. Filters combine with AND and apply to each row's own columns. Every query
@@ -103,15 +107,19 @@ change; never the note). Budget: ${budget.points} dispositions per tenant per ${
       path: '/v1/calls',
       tags: ['Calls'],
       security,
-      middleware: listMiddleware,
+      middleware: [rejectArrayQueryForm],
       summary: 'Calls: original CDR rows, newest first',
       description: `One row per call attempt: the original rows only (corrections are in GET /v1/call_attempts). live=true gives
 the calls not ended yet (ended_at null), live=false the ended ones. disposition matches the original's own disposition (the
-engine outcome), not a later correction. ${ORDER}`,
+engine outcome), not a later correction. ${ORDER}
+
+${WIDGET_SCOPE} For a widget the page holds only those calls: its agent_id filter is forced to its own agent (naming its own
+agent changes nothing; naming another agent is 403 forbidden), the other filters combine with it as usual. Tenant credentials
+(\`dd_\`, \`ddu_\`) see every call of the tenant, agent_id matching the original row's own column.`,
       request: { query: ListCallsQuery },
       responses: { 200: jsonContent(CallPage, 'A page of calls'), ...errorResponses(400, 401, 403) },
     }),
-    async (c) => c.json(await listCalls(deps, c.get('principal').tenantId, c.req.valid('query')), 200),
+    async (c) => c.json(await listCalls(deps, c.get('principal'), c.req.valid('query')), 200),
   );
 
   app.openapi(
@@ -120,13 +128,14 @@ engine outcome), not a later correction. ${ORDER}`,
       path: '/v1/calls/{call_id}',
       tags: ['Calls'],
       security,
-      middleware: [requireManagement],
       summary: 'A call by its switch call uuid: the original row',
-      description: 'call_id is the switch call uuid (call_uuid). Answers the original row; its corrections are in GET /v1/call_attempts. An unknown or foreign call is 404.',
+      description: `call_id is the switch call uuid (call_uuid). Answers the original row; its corrections are in GET /v1/call_attempts.
+An unknown or foreign (another tenant's) call is 404, for every principal. ${WIDGET_SCOPE} A widget reading a call of its tenant
+that is not its agent's own is 403 forbidden.`,
       request: { params: CallIdParam },
       responses: { 200: jsonContent(CallEnvelope, 'The call'), ...errorResponses(401, 403, 404) },
     }),
-    async (c) => c.json({ call: await getCall(deps, c.get('principal').tenantId, c.req.valid('param').call_id) }, 200),
+    async (c) => c.json({ call: await getCall(deps, c.get('principal'), c.req.valid('param').call_id) }, 200),
   );
 
   return app;

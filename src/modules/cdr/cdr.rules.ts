@@ -32,3 +32,8 @@ export function bracketQueryKey(keys: Iterable<string>): string | null {
   for (const key of keys) if (key.includes('[') || key.includes(']')) return key;
   return null;
 }
+
+/** Two agent uuids name the same agent (a query may spell a uuid in upper case). */
+export function sameAgent(a: string, b: string): boolean {
+  return a.toLowerCase() === b.toLowerCase();
+}

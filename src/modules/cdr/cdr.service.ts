@@ -2,7 +2,8 @@ import { promiseWorkflowId } from '../../../workflows/ids';
 import { promiseDeadlineWorkflow } from '../../../workflows/promise.workflow';
 import type { AppDeps } from '../../deps';
 import { appendAuditSql, type ActorType } from '../../lib/audit';
-import { invalid, notFound, rateLimited, unprocessable } from '../../lib/errors';
+import type { Principal } from '../../lib/context';
+import { forbidden, invalid, notFound, rateLimited, unprocessable } from '../../lib/errors';
 import { emitEvent } from '../../lib/events';
 import { decodeTimestampIdCursor, paginate } from '../../lib/pagination';
 import { withTenantSql } from '../../lib/tenancy';
@@ -10,16 +11,16 @@ import { insertPromise, lockDebtState, setDebtState } from '../promises/promise.
 import { isPromisableDebtState } from '../promises/promise.rules';
 import { promiseView } from '../promises/promise.views';
 import { callAttemptView } from './call-attempt.views';
-import { agentExists, findCallByUuid, insertCorrection, listCdrRows, lockOriginal } from './cdr.repository';
-import { dispositionRuleError, PROMISE_TO_PAY } from './cdr.rules';
+import { agentExists, findCallByUuid, insertCorrection, isCallOwnedBy, listCdrRows, lockOriginal } from './cdr.repository';
+import { dispositionRuleError, PROMISE_TO_PAY, sameAgent } from './cdr.rules';
 import type { DispositionInput, ListCallAttemptsFilters, ListCallsFilters } from './cdr.schemas';
 
 type Actor = { type: ActorType; id: string | null };
 
-async function page(deps: AppDeps, tenantId: string, query: ListCallsFilters, originalsOnly: boolean) {
+async function page(deps: AppDeps, tenantId: string, query: ListCallsFilters, originalsOnly: boolean, ownerAgentId: string | null = null) {
   const { limit, cursor, ...filters } = query;
   const before = cursor ? decodeTimestampIdCursor(cursor) : null;
-  const rows = await withTenantSql(deps.db, tenantId, (sql) => listCdrRows(sql, tenantId, filters, originalsOnly, before, limit + 1));
+  const rows = await withTenantSql(deps.db, tenantId, (sql) => listCdrRows(sql, tenantId, filters, originalsOnly, before, limit + 1, ownerAgentId));
   const { page: rowsOfPage, nextCursor } = paginate(rows, limit, (r) => [r.insertedAt.toISOString(), r.id]);
   return { rows: rowsOfPage.map((r) => callAttemptView(r, deps.box)), nextCursor };
 }
@@ -30,14 +31,31 @@ export async function listCallAttempts(deps: AppDeps, tenantId: string, query: L
   return { call_attempts: rows, next_cursor: nextCursor };
 }
 
-/** Calls: original rows only, newest first. */
-export async function listCalls(deps: AppDeps, tenantId: string, query: ListCallsFilters) {
-  const { rows, nextCursor } = await page(deps, tenantId, query, true);
+/**
+ * Calls: original rows only, newest first. A widget principal sees only the calls its agent owns:
+ * its agent_id filter is forced, and naming another agent is 403.
+ */
+export async function listCalls(deps: AppDeps, principal: Principal, query: ListCallsFilters) {
+  const tenantId = principal.tenantId;
+  if (principal.kind !== 'widget') {
+    const { rows, nextCursor } = await page(deps, tenantId, query, true);
+    return { calls: rows, next_cursor: nextCursor };
+  }
+  if (query.agent_id !== undefined && !sameAgent(query.agent_id, principal.agentId)) throw forbidden('a widget token sees only the calls of its own agent');
+  const { rows, nextCursor } = await page(deps, tenantId, { ...query, agent_id: undefined }, true, principal.agentId);
   return { calls: rows, next_cursor: nextCursor };
 }
 
-export async function getCall(deps: AppDeps, tenantId: string, callUuid: string) {
-  const row = await withTenantSql(deps.db, tenantId, (sql) => findCallByUuid(sql, tenantId, callUuid));
+/** A call by its switch uuid: 404 unknown or foreign; a widget principal reading a call its agent does not own is 403. */
+export async function getCall(deps: AppDeps, principal: Principal, callUuid: string) {
+  const tenantId = principal.tenantId;
+  const row = await withTenantSql(deps.db, tenantId, async (sql) => {
+    const call = await findCallByUuid(sql, tenantId, callUuid);
+    if (call && principal.kind === 'widget' && !(await isCallOwnedBy(sql, tenantId, call.id, principal.agentId))) {
+      throw forbidden('a widget token reads only the calls of its own agent');
+    }
+    return call;
+  });
   if (!row) throw notFound();
   return callAttemptView(row, deps.box);
 }

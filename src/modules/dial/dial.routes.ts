@@ -17,6 +17,8 @@ Checked in this order; a request refused by any of them records nothing (no deci
 - the body is strict: an unknown key, a \`phone\` that is not E.164 or a malformed \`agent_id\` is 400 \`bad_request\`;
 - the campaign must be one of this tenant (unknown, foreign or malformed id: 404); its type must be preview or manual and its state
   running (409 \`conflict\` otherwise);
+- billing: a tenant blocked under hard_block enforcement (period cap reached or prepaid funds exhausted) is 422 \`unprocessable\`
+  until funds or the cap allow again (GET /v1/billing/account);
 - \`debt_id\` must be a debt of this tenant (404) of this campaign (422 \`unprocessable\`);
 - \`phone\` must be a contact of the debt (422); without it the debt's primary contact is dialed (422 when it has none);
 - \`agent_id\` must be an active agent of this tenant with a sip_extension (422) and available now (409: a busy or offline seat cannot

@@ -14,6 +14,7 @@ import { placeCallWorkflow } from '../../../workflows/place-call.workflow';
 import { placeCallWorkflowId } from '../../../workflows/ids';
 import { callInFlight, debtContacts, findAgent, insertAttempt, lockDebt, notPlacedCause, pushNextDialable } from './dial.repository';
 import type { DialInput, DialResult } from './dial.schemas';
+import { billingRefusal } from '../billing/billing.service';
 
 /** The campaign types whose calls a person starts; every other type is dialed by its run. */
 export const HUMAN_INITIATED_TYPES: readonly string[] = ['preview', 'manual'];
@@ -45,6 +46,8 @@ export async function dial(
       throw conflict(`dial is for preview and manual campaigns; this campaign is ${campaign.campaign_type} and is dialed by its run`);
     }
     if (campaign.state !== 'running') throw conflict(`the campaign is ${campaign.state}; dial needs it running`);
+    const refusal = await billingRefusal(sql);
+    if (refusal) throw refusal;
 
     const debt = UUID_RE.test(input.debt_id) ? await lockDebt(sql, tenantId, input.debt_id) : null;
     if (!debt) throw notFound('debt not found');

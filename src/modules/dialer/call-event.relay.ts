@@ -3,6 +3,7 @@ import type { Logger } from '../../lib/logger';
 import type { EslEvent, EslManager } from '../../switch/esl';
 import { callEventSignal, callSessionWorkflow, type CallSignal } from '../../../workflows/call-session.workflow';
 import { callSessionWorkflowId } from '../../../workflows/ids';
+import { MAX_SPEECH_CHARS } from '../ai-calls/ai-call.rules';
 
 /** Event-Date-Timestamp is microseconds since the epoch. */
 function eventTime(ev: EslEvent): string {
@@ -21,9 +22,16 @@ export function toCallSignal(ev: EslEvent): CallSignal | null {
   switch (ev.name) {
     case 'CHANNEL_ANSWER':
       return { kind: 'answered', seq, at: eventTime(ev) };
-    case 'CUSTOM':
+    case 'CUSTOM': {
+      // dd::speech is the contract of the switch's speech recognizer: one event per consumer
+      // utterance, its words in Speech-Text (docs/ai-calls.md). The engine reads them unmasked (a
+      // date of birth is eight digits); the transcript masks them when it is written.
+      if (ev.subclass === 'dd::speech') {
+        return { kind: 'speech', seq, text: (ev.headers['Speech-Text'] ?? '').slice(0, MAX_SPEECH_CHARS), at: eventTime(ev) };
+      }
       if (ev.subclass !== 'amd') return null;
       return { kind: 'amd', seq, verdict: (ev.headers['AMD-Result'] ?? ev.variables.amd_result ?? '').toUpperCase() };
+    }
     case 'DTMF': {
       const digit = ev.headers['DTMF-Digit'] ?? '';
       return /^[0-9*#]$/.test(digit) ? { kind: 'dtmf', seq, digit, at: eventTime(ev) } : null;

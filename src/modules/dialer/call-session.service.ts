@@ -1,13 +1,15 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { AppDeps } from '../../deps';
 import { withTenantSql, type SqlTx } from '../../lib/tenancy';
-import { createSwitchCommands, EslUnavailableError, type SwitchCommands } from '../../switch/esl';
+import { createSwitchCommands, EslCommandError, EslUnavailableError, type SwitchCommands } from '../../switch/esl';
 import { amdEffective, dispositionOf, treatmentOf, type CallTreatment, type HangupFacts } from '../../../workflows/call-flow';
 import type { CallAttempt } from '../../../prisma/generated/client';
 import { emitEvent } from '../../lib/events';
 import { callAttemptColumns, callAttemptView } from '../cdr/call-attempt.views';
 import { insertOutcome } from '../cdr/cdr.repository';
 import { recordOptOut } from '../compliance/optout.repository';
+import { endCallsOfAgents, type WrapUp } from '../agent-wrap-up/wrap-up.repository';
+import { startWrapUpTimers } from '../agent-wrap-up/wrap-up.service';
 
 /** An answered consumer with no agent on the line after this long is abandoned (47 CFR 64.1200(a)(7): two seconds). */
 export const ABANDON_AFTER_MS = 2000;
@@ -99,7 +101,7 @@ export async function markAnswered(deps: AppDeps, ref: CallRef, answeredAt: stri
  * once bridged), so whatever releases it later (the session's end, the reaper) can tell whether it
  * still holds this call or has since taken another.
  */
-async function claimAgent(
+export async function claimAgent(
   deps: AppDeps,
   tenantId: string,
   callAttemptId: string,
@@ -132,14 +134,13 @@ async function releaseAgent(sql: SqlTx, agentId: string, callAttemptId: string):
   );
 }
 
-/** Agents still held by calls that just got their final row (the session's end, the reaper). */
-export async function releaseAgentsOfCalls(sql: SqlTx, callAttemptIds: string[]): Promise<void> {
-  if (callAttemptIds.length === 0) return;
-  await sql.query(
-    `UPDATE agents SET presence = 'available', active_call_attempt_id = NULL, updated_at = now()
-      WHERE active_call_attempt_id = ANY ($1::uuid[]) AND presence = 'on_call'`,
-    [callAttemptIds],
-  );
+/**
+ * The seats still held by calls that just got their final row (the session's end, the reaper):
+ * back to available, or into wrap-up when the tenant has a wrap-up cap. Answers the wrap-ups whose
+ * timers the caller starts once the transaction has committed.
+ */
+export function releaseAgentsOfCalls(sql: SqlTx, tenantId: string, callAttemptIds: string[]): Promise<WrapUp[]> {
+  return endCallsOfAgents(sql, tenantId, callAttemptIds);
 }
 
 export type ConnectResult = { status: 'connected'; agentId: string; agentLegUuid: string } | { status: 'abandoned' } | { status: 'gone' };
@@ -184,8 +185,15 @@ export async function connectAgent(
   return { status: 'abandoned' };
 }
 
+/** Plays a prompt to the consumer leg; a leg that hung up meanwhile has nothing left to hear. */
 export async function playPrompt(deps: AppDeps, ref: CallRef & { path: string }): Promise<void> {
-  await switchCommands(deps).playback(ref.callUuid, ref.path);
+  const commands = switchCommands(deps);
+  try {
+    await commands.playback(ref.callUuid, ref.path);
+  } catch (err) {
+    if (err instanceof EslCommandError && !(await commands.exists(ref.callUuid))) return;
+    throw err;
+  }
 }
 
 /** Hangs the consumer leg up; a leg that is already gone is not an error. */
@@ -238,15 +246,16 @@ export async function optOutByDigit(deps: AppDeps, ref: CallRef & { digit: strin
 }
 
 /**
- * The final row of a call from its hangup report, and the agent back to available. Idempotent:
- * a second report of the same hangup appends nothing.
+ * The final row of a call from its hangup report, and the agent back to available or into
+ * wrap-up. Idempotent: a second report of the same hangup appends nothing, and finds a wrap-up the
+ * first one started again, so a timer that failed to start is started by the retry.
  */
 export async function finalizeCall(
   deps: AppDeps,
   ref: CallRef & { facts: HangupFacts; endedAt: string; answeredAt: string | null; sipResponseCode: number | null; agentId: string | null },
 ): Promise<{ disposition: string; written: boolean }> {
   const disposition = dispositionOf(ref.facts);
-  const written = await withTenantSql(deps.db, ref.tenantId, async (sql) => {
+  const { written, wraps } = await withTenantSql(deps.db, ref.tenantId, async (sql) => {
     const id = await insertOutcome(sql, deps.box, ref.tenantId, ref.callAttemptId, {
       disposition,
       endedAt: new Date(ref.endedAt),
@@ -258,8 +267,8 @@ export async function finalizeCall(
     });
     // Every agent this call still holds, not only the one the session knows: a retried connect
     // may have claimed one whose result the session never saw.
-    await releaseAgentsOfCalls(sql, [ref.callAttemptId]);
-    return id !== null;
+    return { written: id !== null, wraps: await releaseAgentsOfCalls(sql, ref.tenantId, [ref.callAttemptId]) };
   });
+  await startWrapUpTimers(deps, ref.tenantId, wraps);
   return { disposition, written };
 }

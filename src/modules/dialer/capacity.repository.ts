@@ -23,7 +23,8 @@ export async function tenantLimits(sql: SqlTx): Promise<TenantLimits> {
 /**
  * Calls of the tenant (optionally of one campaign) placed and not yet finished. An original that
  * already carries its end (a CDR row written after the fact) or says it was never placed holds no
- * channel: without these two conditions it would hold one for the whole horizon.
+ * channel: without these two conditions it would hold one for the whole horizon. Supervisor legs
+ * are not call_attempts rows, so they never take a dial channel (supervision has its own quota).
  */
 export async function channelsInUse(sql: SqlTx, now: Date, campaignId: string | null = null): Promise<number> {
   const [row] = await sql.query<{ n: number }>(

@@ -2,18 +2,22 @@ import { createHash } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AppDeps } from '../../deps';
 import { appendAuditSql } from '../../lib/audit';
+import { dialerMetrics } from '../../lib/metrics';
 import { withTenantSql, type SqlTx } from '../../lib/tenancy';
 import { createSwitchCommands, EslCommandError, EslTimeoutError, EslUnavailableError } from '../../switch/esl';
 import { amdEffective, treatmentOf } from '../../../workflows/call-flow';
 import { insertOutcome } from '../cdr/cdr.repository';
 import { releaseAgentsOfCalls } from './call-session.service';
+import { startWrapUpTimers } from '../agent-wrap-up/wrap-up.service';
 import { attemptProfile } from '../compliance/compliance-preflight.service';
 import { complianceSnapshot, evaluateInTx } from '../compliance/compliance.service';
 import { claimDialableLeads } from '../leads/lead.repository';
 import { channelsInUse, dialsLastSecond, IN_FLIGHT_HORIZON_MS } from './capacity.repository';
 import { AbandonmentController, linesToDial, pacingModeOf, type PacingState } from './pacing';
 import { smsBlastTick } from './sms-blast.service';
+import { aiVoiceLines } from '../ai-calls/ai-dial.service';
 import type { RunnerOptions } from './runner-options';
+import { billingRefusal } from '../billing/billing.service';
 
 /** After a placed attempt the debt rests this long before the loop dials it again. */
 export const REDIAL_AFTER_MS = 4 * 3600 * 1000;
@@ -151,6 +155,8 @@ interface Decided {
   idle: string | null;
   tokens: number | null;
   overDialAllowed: boolean;
+  /** The gate of each refusal, counted once the transaction committed. */
+  blockedGates?: string[];
 }
 
 /**
@@ -169,6 +175,7 @@ async function decideAndRecord(deps: AppDeps, input: TickInput, ratio: number, i
     const mode = pacingModeOf(campaign.campaign_type);
     if (treatment === 'none') return none('type_not_dialed_by_loop');
     if (mode === 'none') return none('human_initiated_only');
+    if (await billingRefusal(sql)) return none('billing_blocked');
 
     // Capacity is the tenant's, shared by its campaigns: reserve it one tick at a time.
     await sql.query(`SELECT pg_advisory_xact_lock(hashtextextended('dial:' || $1::text, 0))`, [input.tenantId]);
@@ -179,7 +186,12 @@ async function decideAndRecord(deps: AppDeps, input: TickInput, ratio: number, i
       campaign.max_concurrent_channels === null ? Infinity : Math.max(0, campaign.max_concurrent_channels - (await channelsInUse(sql, now)));
     const capacity = Math.min(cpsLeft ?? Infinity, channelsLeft);
     let lines: number;
-    if (treatment === 'agent') {
+    if (treatment === 'ai') {
+      const ai = await aiVoiceLines(sql, input.campaignId, now, capacity, await ringing(sql, input.campaignId, now));
+      if (ai.refusal) return none(ai.refusal, cpsLeft);
+      if (ai.lines <= 0) return none(capacity <= 0 ? 'capacity_full' : 'ai_concurrency_full', cpsLeft);
+      lines = ai.lines;
+    } else if (treatment === 'agent') {
       lines = linesToDial({
         mode,
         availableAgents: await availableAgents(sql),
@@ -225,11 +237,13 @@ async function decideAndRecord(deps: AppDeps, input: TickInput, ratio: number, i
     );
     const planned: Array<{ id: string; debt_id: string; to_number: string; from_number: string | null; snapshot: unknown }> = [];
     const refusedDebts: string[] = [];
+    const blockedGates: string[] = [];
     decisions.forEach((decision, i) => {
       const c = candidates[i]!;
       // A refusal whose evidence could not be recorded has no decision id: never dial on it.
       if (!decision.allowed || decision.decisionId === null) {
         refusedDebts.push(c.debtId);
+        blockedGates.push(decision.gate ?? 'unrecorded');
         return;
       }
       const from = fromNumbers.length ? fromNumbers[(planned.length + hashIndex(input.tickKey)) % fromNumbers.length]! : null;
@@ -240,11 +254,11 @@ async function decideAndRecord(deps: AppDeps, input: TickInput, ratio: number, i
       ? await sql.query<PlannedCall>(
           `INSERT INTO call_attempts (id, tenant_id, debt_id, campaign_id, consumer_ref, debt_key, from_number, to_number, started_at,
              compliance_snapshot, ai_used)
-           SELECT x.id, d.tenant_id, x.debt_id, $2::uuid, d.consumer_ref, d.external_ref, x.from_number, x.to_number, $3, x.snapshot, false
+           SELECT x.id, d.tenant_id, x.debt_id, $2::uuid, d.consumer_ref, d.external_ref, x.from_number, x.to_number, $3, x.snapshot, $4
              FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, debt_id uuid, from_number text, to_number text, snapshot jsonb)
              JOIN debts d ON d.id = x.debt_id
            RETURNING id, debt_id, to_number, from_number, call_uuid`,
-          [JSON.stringify(planned), input.campaignId, now],
+          [JSON.stringify(planned), input.campaignId, now, treatment === 'ai'],
         )
       : [];
     await sql.query(
@@ -287,6 +301,7 @@ async function decideAndRecord(deps: AppDeps, input: TickInput, ratio: number, i
       state: campaign.state,
       calls,
       blocked: refusedDebts.length,
+      blockedGates,
       idle: null,
       tokens: cpsLeft === null ? null : Math.max(0, cpsLeft - calls.length),
       overDialAllowed,
@@ -347,11 +362,13 @@ export async function placeCalls(
         },
       });
       placed += 1;
+      dialerMetrics.dialed(campaign.campaign_type, 1);
     } catch (err) {
       // A timed-out command may have reached the switch: the call may ring, so leave it to the
       // call's events or the reaper. A link that was down or a refusal means nothing rang.
       if (err instanceof EslTimeoutError) {
         placed += 1;
+        dialerMetrics.dialed(campaign.campaign_type, 1);
         continue;
       }
       if (!(err instanceof EslUnavailableError) && !(err instanceof EslCommandError)) throw err;
@@ -427,9 +444,15 @@ async function reapExpired(deps: AppDeps, input: TickInput, now: Date): Promise<
       });
       if (id && row.call_uuid) done.push(row.call_uuid);
     }
-    await releaseAgentsOfCalls(sql, rows.map((r) => r.id));
-    return { count: rows.length, uuids: done };
+    const wraps = await releaseAgentsOfCalls(sql, input.tenantId, rows.map((r) => r.id));
+    return { count: rows.length, uuids: done, wraps };
   });
+  // Not raised: the reaped calls are not reaped again, so a retry of this tick would not find their
+  // wrap-ups. The call session still open on a reaped call finds its wrap-up again when the hang-up
+  // below reaches it; without one, the seat waits for POST /v1/agents/{id}/wrap-up.
+  await startWrapUpTimers(deps, input.tenantId, reaped.wraps).catch((err: unknown) =>
+    deps.logger.warn({ tenant_id: input.tenantId, campaign_id: input.campaignId, err: (err as Error).message }, 'wrap-up timer not started for a reaped call'),
+  );
   if (deps.esl?.isUp()) {
     const commands = createSwitchCommands(deps.esl);
     for (const uuid of reaped.uuids) {
@@ -488,6 +511,7 @@ export async function dialTick(deps: AppDeps, input: TickInput, now: Date = new 
     sql.query<{ campaign_type: string }>('SELECT campaign_type FROM campaigns WHERE id = $1', [input.campaignId]),
   );
   if (kind?.campaign_type === 'sms_blast') return smsBlastTick(deps, input, now);
+  const tickStarted = performance.now();
   const reaped = await reapExpired(deps, input, now);
   const pacing = await pace(deps, input, await runCounters(deps, input.tenantId, input.campaignId, new Date(input.runStartedAt)));
   const ids = Array.from({ length: input.options.batch_size }, (_, i) => tickRowId(input.tickKey, i));
@@ -513,6 +537,11 @@ export async function dialTick(deps: AppDeps, input: TickInput, now: Date = new 
     );
     outcome = await placeCalls(deps, input.tenantId, campaign[0]!, decided.calls, input.options);
   }
+  dialerMetrics.blocked(decided.blockedGates ?? []);
+  const run = await runCounters(deps, input.tenantId, input.campaignId, new Date(input.runStartedAt));
+  dialerMetrics.answered(input.campaignId, run.connected - (input.lastCounters?.connected ?? 0), run.abandoned - (input.lastCounters?.abandoned ?? 0));
+  dialerMetrics.inFlight(input.campaignId, decided.state === 'running' ? run.in_flight : null);
+  dialerMetrics.tickDuration((performance.now() - tickStarted) / 1000);
   return {
     state: decided.state,
     placed: outcome.placed,
@@ -523,6 +552,6 @@ export async function dialTick(deps: AppDeps, input: TickInput, now: Date = new 
     tokens: decided.tokens,
     overDialAllowed: decided.overDialAllowed,
     pacing,
-    run: await runCounters(deps, input.tenantId, input.campaignId, new Date(input.runStartedAt)),
+    run,
   };
 }

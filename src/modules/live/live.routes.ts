@@ -22,8 +22,8 @@ const FLOOR = `**Lanes.** The lane is in the ticket (its prefix and its stored r
   \`data\` is exactly the body of \`GET /v1/campaigns/{id}/stats\`.
 
 **Heartbeat** about every 30 s (WS_HEARTBEAT_MS): a ping (a peer silent for two heartbeats is dropped) and a re-authentication of the
-principal that minted the ticket (API key not revoked; session not revoked, not expired, user active; widget: its agent still active)
-and of the tenant (not suspended). A failure closes the socket with code 1008 within one heartbeat. Other close codes: 1001 server shutting
+principal that minted the ticket (API key not revoked; session not revoked, not expired, user active; widget token not revoked, not
+expired, within its session cap, its agent still active) and of the tenant (not suspended). A failure closes the socket with code 1008 within one heartbeat. Other close codes: 1001 server shutting
 down, 1009 client frame over 4 KiB, 1011 re-authentication could not run for a whole lease, 1013 client not reading its frames.`;
 
 export function liveRoutes(deps: AppDeps) {

@@ -90,8 +90,7 @@ const uuids = (values: Iterable<string | null>) => [...new Set([...values].filte
 /**
  * Re-authentication of the principals behind a tenant's sockets in one tenant transaction: the
  * same conditions the bearer resolvers apply (key not revoked; session not revoked or expired and
- * its user active), and the tenant's status. Widget tokens are not stored yet, so for a widget
- * principal what can be checked is its agent: it must still exist and be active.
+ * its user active; widget token not revoked or expired and its agent active), and the tenant's status.
  * `renew`: the leases to extend, in the same transaction, chosen from the outcome (the sockets that passed).
  */
 export async function checkPrincipals(
@@ -101,23 +100,25 @@ export async function checkPrincipals(
   renew?: { leases: (p: PrincipalCheck) => HeldLease[]; leaseMs: number },
 ): Promise<PrincipalCheck> {
   return withTenantSql(deps.db, tenantId, async (sql) => {
-    const [row] = await sql.query<{ tenant_status: string | null; api_keys: string[]; sessions: string[]; agents: string[] }>(
+    const [row] = await sql.query<{ tenant_status: string | null; api_keys: string[]; sessions: string[]; widget_tokens: string[] }>(
       `SELECT (SELECT status FROM tenants WHERE id = $1) AS tenant_status,
               ARRAY(SELECT id::text FROM api_keys WHERE id = ANY ($2::uuid[]) AND revoked_at IS NULL) AS api_keys,
               ARRAY(SELECT s.id::text FROM user_sessions s JOIN users u ON u.id = s.user_id
                      WHERE s.id = ANY ($3::uuid[]) AND s.revoked_at IS NULL AND s.expires_at > clock_timestamp()
                        AND u.status = 'active') AS sessions,
-              ARRAY(SELECT id::text FROM agents WHERE id = ANY ($4::uuid[]) AND status = 'active') AS agents`,
+              ARRAY(SELECT w.id::text FROM widget_tokens w JOIN agents a ON a.id = w.agent_id
+                     WHERE w.id = ANY ($4::uuid[]) AND w.revoked_at IS NULL AND w.expires_at > clock_timestamp()
+                       AND w.session_expires_at > clock_timestamp() AND a.status = 'active') AS widget_tokens`,
       [
         tenantId,
         uuids(held.filter((p) => p.principalKind === 'api_key').map((p) => p.principalId)),
         uuids(held.filter((p) => p.principalKind === 'user').map((p) => p.principalId)),
-        uuids(held.filter((p) => p.principalKind === 'widget').map((p) => p.agentId)),
+        uuids(held.filter((p) => p.principalKind === 'widget').map((p) => p.principalId)),
       ],
     );
     const apiKeys = new Set(row?.api_keys ?? []);
     const sessions = new Set(row?.sessions ?? []);
-    const agents = new Set(row?.agents ?? []);
+    const widgetTokens = new Set(row?.widget_tokens ?? []);
     const check: PrincipalCheck = {
       tenantActive: row?.tenant_status === 'active',
       valid(p) {
@@ -128,7 +129,7 @@ export async function checkPrincipals(
           case 'user':
             return sessions.has(id);
           case 'widget':
-            return p.agentId !== null && agents.has(p.agentId.toLowerCase());
+            return widgetTokens.has(id);
           default:
             return false;
         }

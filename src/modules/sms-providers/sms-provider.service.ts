@@ -3,11 +3,12 @@ import type { AppDeps } from '../../deps';
 import { actorOf, appendAudit } from '../../lib/audit';
 import type { Principal } from '../../lib/context';
 import { checkEgressUrl, EgressRefusedError } from '../../lib/egress';
-import { badRequest, conflict, forbidden, invalid, notFound, unprocessable } from '../../lib/errors';
+import { badRequest, conflict, invalid, notFound, unprocessable } from '../../lib/errors';
 import { withTenant, type Tx } from '../../lib/tenancy';
 import { assertWebhookSecret, BASE_URL_MAX_CHARS, nameOf, type ProviderState, type SmsProviderStatus } from './sms-provider.rules';
 import type { CreateSmsProviderInput, PatchSmsProviderInput } from './sms-provider.schemas';
 import { smsProviderView } from './sms-provider.views';
+import { assertAccountAdmin } from '../../lib/account-admin';
 
 const SUBJECT = 'sms_provider';
 
@@ -26,16 +27,6 @@ async function checkedBaseUrl(deps: AppDeps, raw: string | null): Promise<string
     if (err instanceof EgressRefusedError) throw unprocessable(`base_url: ${err.message}`);
     throw err;
   }
-}
-
-/**
- * Account-wide providers are the account's, not the tenant's: only a person holding account_admin
- * may create or change one. A dd_ key carries no user, so it can never qualify.
- */
-async function assertAccountAdmin(tx: Tx, principal: Principal, what: string): Promise<void> {
-  if (principal.kind !== 'user') throw forbidden(`${what} needs a dashboard session (ddu_) of an account_admin user`);
-  const user = await tx.user.findUnique({ where: { id: principal.userId }, select: { role: true, status: true } });
-  if (user?.role !== 'account_admin' || user.status !== 'active') throw forbidden(`${what} needs the account_admin role`);
 }
 
 async function lockProvider(tx: Tx, id: string): Promise<SmsProvider> {

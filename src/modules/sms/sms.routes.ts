@@ -23,7 +23,8 @@ const SEND_DESCRIPTION = `Sends one text through the compliance engine and the t
    here to the queued row, and the unique index on client_ref has the last word, so concurrent replays make one message;
 3. spend cap: the month-to-date spend (UTC month: charged \`cost_usd\` plus the estimate of queued messages not yet answered) plus
    this message's estimate (segments × the price per segment) over \`sms_monthly_budget_usd\` is 429 \`sms_spend_cap_exceeded\`
-   (do not retry before a cap raise or the month rollover); nothing is decided or sent;
+   (do not retry before a cap raise or the month rollover); nothing is decided or sent; a tenant blocked by billing under
+   hard_block enforcement (period cap reached, prepaid funds exhausted) is 422 \`unprocessable\`, nothing decided or sent;
 4. the compliance engine (channel sms, automated, the request's \`timezone\`): a refusal is 422 \`compliance_blocked\` with \`gate\` and
    \`decision_id\` (the decision is kept as evidence; no ledger row, no provider call, no charge). A send without \`debt_id\` is
    refused (consent is per debt);

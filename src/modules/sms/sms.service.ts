@@ -23,6 +23,7 @@ import {
 import type { ListSmsFilters, SendSmsInput } from './sms.schemas';
 import { smsMessageCollapsed, smsMessageView } from './sms.views';
 import { segmentInfo } from './segments';
+import { billingRefusal } from '../billing/billing.service';
 
 /**
  * Where a send goes: provider resolution (sede, account-wide, deployment) and the adapter of a
@@ -154,6 +155,9 @@ export async function sendSms(
         );
       }
     }
+
+    const refusal = await billingRefusal(sql);
+    if (refusal) throw refusal;
 
     const decision = await decideInTx(sql, input, actor, deps, now);
     if (!decision.allowed || decision.decisionId === null) return { kind: 'blocked', decision };

@@ -69,12 +69,15 @@ export const CapacitySchema = z
     dials_last_second: z.number().int().openapi({ description: 'Original call rows started in the second before the request (the max_cps window)' }),
     supervision: z
       .object({
-        limit: z.number().int().nullable().openapi({ description: 'Supervision sessions allowed (max_supervision_channels); null when unset' }),
-        in_use: z.number().int().openapi({ description: 'Open supervision sessions, one per (call, supervisor)' }),
+        limit: z.number().int().openapi({ description: 'Supervision sessions the tenant may hold at once: the deployment setting MAX_SUPERVISION_CHANNELS (max_supervision_channels, default 10)' }),
+        in_use: z
+          .number()
+          .int()
+          .openapi({ description: 'Live supervision sessions of the tenant: pending or active, one per (call, supervisor), on calls that have not ended' }),
       })
       .openapi({
         description:
-          'A separate ceiling from max_concurrent_channels: neither lane can exhaust the other. Supervision is not built yet, so this is always {limit: null, in_use: 0}.',
+          'A separate ceiling from max_concurrent_channels: supervisor legs never count in channels_in_use and calls never count here, so neither lane can exhaust the other.',
       }),
   })
   .openapi('Capacity');

@@ -21,7 +21,7 @@ export function adminTenantRoutes(deps: AppDeps) {
       tags,
       security,
       summary: 'Provision a tenant with its admin agent and first API key',
-      description: `Types and unknown keys are 400; semantic problems (tier vocabulary, voice-AI eligibility, email, extension) are 422 and no tenant is created. Tenant names are unique platform-wide (409). ${RATE_NOTE}`,
+      description: `Optional \`agent_wrap_up_seconds\` (0 to 3600, default 0: the wrap-up cap a seat spends in wrap_up after a bridged call) and \`plan_status\` (active, trialing, past_due, suspended, cancelled; default active). Types and unknown keys are 400; semantic problems (tier vocabulary, voice-AI eligibility, email, extension, wrap-up cap range, plan_status vocabulary) are 422 and no tenant is created. Tenant names are unique platform-wide (409). ${RATE_NOTE}`,
       request: { body: jsonBody(AdminCreateTenantBody) },
       responses: {
         201: jsonContent(AdminCreateTenantResponse, 'Tenant created; the dd_ token is shown once'),
@@ -52,7 +52,7 @@ export function adminTenantRoutes(deps: AppDeps) {
       security,
       summary: 'Change a tenant’s plan, limits and seller identification',
       description:
-        'Every field is optional. Retired tiers (compliance_pro, audit_shield) cannot be newly assigned; voice_ai_enabled needs a tier with a voice-AI allowance. `ai_max_call_seconds: null` restores the platform default. Answers `{tenant}`.',
+        'Every field is optional. Retired tiers (compliance_pro, audit_shield) cannot be newly assigned; voice_ai_enabled needs a tier with a voice-AI allowance. `ai_max_call_seconds: null` restores the platform default. `agent_wrap_up_seconds` (0 to 3600, else 422) is the wrap-up cap: above 0 a seat whose bridged call ends spends that long in wrap_up before a durable timer makes it available; 0 sends it straight back to available; a change applies from the next call end (a running wrap-up keeps its end). `plan_status` (active, trialing, past_due, suspended, cancelled, else 422) is the billing plan state the supervision eavesdrop modes read. Non-integer or non-string types are 400. Answers `{tenant}`.',
       request: { params: IdParam, body: jsonBody(AdminPatchTenantBody) },
       responses: { 200: jsonContent(TenantEnvelope, 'The updated tenant'), ...errorResponses(400, 401, 404, 409, 413, 415, 422, 429) },
     }),

@@ -10,7 +10,8 @@ const TENANT_COLUMNS = `
   human_initiated_enabled AS "humanInitiatedEnabled", max_cps AS "maxCps",
   max_concurrent_channels AS "maxConcurrentChannels", abandon_seller_name AS "abandonSellerName",
   abandon_seller_phone AS "abandonSellerPhone", tax_country AS "taxCountry", tax_region AS "taxRegion",
-  tax_postal_code AS "taxPostalCode", suspended_at AS "suspendedAt", created_at AS "createdAt",
+  tax_postal_code AS "taxPostalCode", agent_wrap_up_seconds AS "agentWrapUpSeconds", plan_status AS "planStatus",
+  suspended_at AS "suspendedAt", created_at AS "createdAt",
   updated_at AS "updatedAt"`;
 
 /** The tenant row, read on nearly every request (GET /v1/me): plain SQL, one statement. */

@@ -22,6 +22,8 @@ export function tenantRoutes(deps: AppDeps) {
       tags,
       security,
       summary: 'The calling tenant, and the user for a dashboard session',
+      description:
+        'The Tenant view includes `agent_wrap_up_seconds` (the wrap-up cap a seat spends in wrap_up after a bridged call; 0 = straight back to available) and `plan_status` (active, trialing, past_due, suspended, cancelled); both are read-only here and set by the platform operator.',
       responses: {
         200: jsonContent(z.object({ tenant: TenantSchema, user: UserSchema.optional() }), 'Caller context'),
         ...errorResponses(401, 403),
@@ -43,7 +45,7 @@ export function tenantRoutes(deps: AppDeps) {
       security,
       middleware: [requireManagement],
       summary: 'Rename the tenant',
-      description: 'Only `name` is editable; other keys are ignored.',
+      description: 'Only `name` is editable; other keys (agent_wrap_up_seconds and plan_status included: the operator sets those) are ignored.',
       request: { body: jsonBody(PatchTenantBody) },
       responses: { 200: jsonContent(TenantEnvelope, 'The tenant'), ...errorResponses(400, 401, 403, 409, 413, 415, 422) },
     }),

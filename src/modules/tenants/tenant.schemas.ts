@@ -2,6 +2,10 @@ import { z } from '../../lib/openapi';
 
 export const TIERS = ['starter', 'growth', 'scale', 'enterprise', 'dialer_core', 'compliance_pro', 'audit_shield'] as const;
 export type Tier = (typeof TIERS)[number];
+export const PLAN_STATUSES = ['active', 'trialing', 'past_due', 'suspended', 'cancelled'] as const;
+export type PlanStatus = (typeof PLAN_STATUSES)[number];
+/** The tenant's wrap-up cap bounds (the tenants.agent_wrap_up_seconds CHECK). */
+export const MAX_AGENT_WRAP_UP_SECONDS = 3600;
 
 const dateTime = z.string().openapi({ format: 'date-time' });
 
@@ -13,6 +17,16 @@ const dateTime = z.string().openapi({ format: 'date-time' });
 const tierInput = z.string().openapi({
   enum: [...TIERS],
   description: 'Tier vocabulary; compliance_pro and audit_shield are retired and cannot be newly assigned (422)',
+});
+
+/** Like the tier: a value outside the vocabulary is 422, not 400. */
+const planStatusInput = z.string().openapi({
+  enum: [...PLAN_STATUSES],
+  description: 'The billing plan state the supervision eavesdrop modes read (402 plan_inactive unless active); outside the vocabulary is 422',
+});
+
+const wrapUpSecondsInput = z.number().int().openapi({
+  description: `Seconds a seat stays in wrap_up after a bridged call ends before it is available again; 0 to ${MAX_AGENT_WRAP_UP_SECONDS} (422 outside), 0 = straight back to available`,
 });
 
 export const TenantSchema = z
@@ -36,6 +50,10 @@ export const TenantSchema = z
     tax_country: z.string().nullable(),
     tax_region: z.string().nullable(),
     tax_postal_code: z.string().nullable(),
+    agent_wrap_up_seconds: z.number().int().openapi({
+      description: 'The wrap-up cap: above 0, a seat whose bridged call ends goes on_call → wrap_up and back to available after this many seconds (or earlier through POST /v1/agents/{id}/wrap-up); 0 = straight back to available. Set by the operator',
+    }),
+    plan_status: z.enum(PLAN_STATUSES).openapi({ description: 'The billing plan state; set by the operator' }),
     created_at: dateTime,
     updated_at: dateTime,
   })
@@ -71,6 +89,8 @@ export const AdminCreateTenantBody = z
     tier: tierInput.optional(),
     voice_ai_enabled: z.boolean().optional(),
     seats: z.number().int().optional(),
+    agent_wrap_up_seconds: wrapUpSecondsInput.optional(),
+    plan_status: planStatusInput.optional(),
   })
   .openapi('AdminCreateTenant');
 
@@ -102,6 +122,8 @@ export const AdminPatchTenantBody = z
     tax_country: z.string().nullable(),
     tax_region: z.string().nullable(),
     tax_postal_code: z.string().nullable(),
+    agent_wrap_up_seconds: wrapUpSecondsInput,
+    plan_status: planStatusInput,
   })
   .partial()
   .openapi('AdminPatchTenant');

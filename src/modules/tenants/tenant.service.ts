@@ -5,7 +5,15 @@ import { appendAudit, type ActorType } from '../../lib/audit';
 import { conflict, isUniqueViolation, notFound, unprocessable } from '../../lib/errors';
 import { withTenant } from '../../lib/tenancy';
 import { mintToken, sha256Hex } from '../../lib/tokens';
-import { TIERS, type AdminCreateTenantInput, type AdminPatchTenantInput, type Tier } from './tenant.schemas';
+import {
+  MAX_AGENT_WRAP_UP_SECONDS,
+  PLAN_STATUSES,
+  TIERS,
+  type AdminCreateTenantInput,
+  type AdminPatchTenantInput,
+  type PlanStatus,
+  type Tier,
+} from './tenant.schemas';
 import { isE164, isEmail, SIP_EXTENSION_RE, tierProblem } from './tenant.rules';
 import { findTenantById } from './tenant.repository';
 import { agentView, tenantView } from './tenant.views';
@@ -36,6 +44,18 @@ function checkTier(tier: string | undefined): Tier | undefined {
   return tier as Tier;
 }
 
+function checkPlanStatus(planStatus: string | undefined): PlanStatus | undefined {
+  if (planStatus === undefined) return undefined;
+  if (!(PLAN_STATUSES as readonly string[]).includes(planStatus)) throw unprocessable(`plan_status must be one of ${PLAN_STATUSES.join(', ')}`);
+  return planStatus as PlanStatus;
+}
+
+function checkWrapUpSeconds(seconds: number | undefined): void {
+  if (seconds !== undefined && (seconds < 0 || seconds > MAX_AGENT_WRAP_UP_SECONDS)) {
+    throw unprocessable(`agent_wrap_up_seconds must be between 0 and ${MAX_AGENT_WRAP_UP_SECONDS}`);
+  }
+}
+
 function checkPositiveInt(field: string, value: number | null | undefined, max: number): void {
   if (value !== null && value !== undefined && (value < 1 || value > max)) {
     throw unprocessable(`${field} must be between 1 and ${max}`);
@@ -56,6 +76,8 @@ export async function createTenant(deps: AppDeps, input: AdminCreateTenantInput)
     throw unprocessable('admin.sip_extension may hold only digits, letters, dot, underscore and hyphen');
   }
   checkSeats(input.seats);
+  checkWrapUpSeconds(input.agent_wrap_up_seconds);
+  const planStatus = checkPlanStatus(input.plan_status);
   const tier: Tier = checkTier(input.tier) ?? 'starter';
   const voiceAi = input.voice_ai_enabled ?? false;
   const problem = tierProblem({ currentTier: null, nextTier: tier, voiceAiEnabled: voiceAi });
@@ -66,7 +88,16 @@ export async function createTenant(deps: AppDeps, input: AdminCreateTenantInput)
   try {
     return await withTenant(deps.db, tenantId, async (tx) => {
       const tenant = await tx.tenant.create({
-        data: { id: tenantId, accountId: randomUUID(), name, tier, voiceAiEnabled: voiceAi, seats: input.seats ?? 3 },
+        data: {
+          id: tenantId,
+          accountId: randomUUID(),
+          name,
+          tier,
+          voiceAiEnabled: voiceAi,
+          seats: input.seats ?? 3,
+          agentWrapUpSeconds: input.agent_wrap_up_seconds,
+          planStatus,
+        },
       });
       const agent = await tx.agent.create({
         data: { tenantId, name: adminName, email: adminEmail, role: 'admin', sipExtension: input.admin.sip_extension ?? null },
@@ -136,6 +167,8 @@ export function patchTenantAsOperator(deps: AppDeps, tenantId: string, input: Ad
   const name = input.name === undefined ? undefined : checkName(input.name);
   const tier = checkTier(input.tier);
   checkSeats(input.seats);
+  checkWrapUpSeconds(input.agent_wrap_up_seconds);
+  const planStatus = checkPlanStatus(input.plan_status);
   checkMoney('ai_monthly_budget_usd', input.ai_monthly_budget_usd);
   checkMoney('sms_monthly_budget_usd', input.sms_monthly_budget_usd);
   checkPositiveInt('ai_max_call_seconds', input.ai_max_call_seconds, 86_400);
@@ -178,6 +211,8 @@ export function patchTenantAsOperator(deps: AppDeps, tenantId: string, input: Ad
       taxCountry: input.tax_country,
       taxRegion: input.tax_region,
       taxPostalCode: input.tax_postal_code,
+      agentWrapUpSeconds: input.agent_wrap_up_seconds,
+      planStatus,
     };
   });
 }

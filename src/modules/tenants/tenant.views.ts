@@ -1,5 +1,5 @@
 import type { Agent, Tenant } from '../../../prisma/generated/client';
-import type { Tier } from './tenant.schemas';
+import type { PlanStatus, Tier } from './tenant.schemas';
 import { effectiveAiMaxCallSeconds } from './tenant.rules';
 
 const money = (d: { toString(): string } | null): number | null => (d === null ? null : Number(d.toString()));
@@ -31,6 +31,8 @@ export function tenantView(t: TenantRecord, platformAiMaxCallSeconds: number) {
     tax_country: t.taxCountry,
     tax_region: t.taxRegion,
     tax_postal_code: t.taxPostalCode,
+    agent_wrap_up_seconds: t.agentWrapUpSeconds,
+    plan_status: t.planStatus as PlanStatus,
     created_at: t.createdAt.toISOString(),
     updated_at: t.updatedAt.toISOString(),
   };

@@ -30,11 +30,12 @@ export interface DeliveryToSend {
   attempts: number;
   url: string;
   enabled: boolean;
+  created_at: Date;
 }
 
 export async function loadDelivery(sql: SqlTx, id: string): Promise<DeliveryToSend | null> {
   const rows = await sql.query<DeliveryToSend>(
-    `SELECT d.id, d.endpoint_id, d.event, d.body, d.status, d.attempts, e.url, e.enabled
+    `SELECT d.id, d.endpoint_id, d.event, d.body, d.status, d.attempts, e.url, e.enabled, d.created_at
        FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
       WHERE d.id = $1`,
     [id],

@@ -3,6 +3,7 @@ import type { AppDeps } from '../../deps';
 import { appendAuditSql, type ActorType } from '../../lib/audit';
 import { conflict, isUniqueViolation, notFound } from '../../lib/errors';
 import { OUTBOX_CHANNEL } from '../../lib/events';
+import { webhookMetrics, type WebhookAttemptOutcome } from '../../lib/metrics';
 import { decodeTimestampIdCursor, paginate } from '../../lib/pagination';
 import { withTenantSql } from '../../lib/tenancy';
 import type { DeliveryView, ListDeliveriesInput } from './webhook-deliveries.schemas';
@@ -36,6 +37,15 @@ export const CLAIM_HOLD_SECONDS = 120;
 const REFILL_INTERVAL_MS = 250;
 
 type Result = 'delivered' | 'retried' | 'dead' | 'cancelled' | 'gone' | 'skipped' | 'failed';
+
+/** Results that were an attempt on the wire; a cancelled one was sent while its endpoint got disabled. */
+const ATTEMPT_OUTCOME: Partial<Record<Result, WebhookAttemptOutcome>> = {
+  delivered: 'delivered',
+  retried: 'retry',
+  dead: 'dead_letter',
+  gone: 'disabled',
+  cancelled: 'disabled',
+};
 
 export interface DeliverDueResult {
   claimed: number;
@@ -114,7 +124,7 @@ export async function deliverOne(deps: AppDeps, tenantId: string, deliveryId: st
   const at = now();
   const outcome = outcomeOf(attempt, res.status, at, { scale: deps.config.WEBHOOK_RETRY_SCALE });
   try {
-    return await withTenantSql(deps.db, tenantId, async (sql): Promise<Result> => {
+    const result = await withTenantSql(deps.db, tenantId, async (sql): Promise<Result> => {
       const status = await repo.recordAttempt(sql, {
         tenantId,
         deliveryId,
@@ -150,6 +160,9 @@ export async function deliverOne(deps: AppDeps, tenantId: string, deliveryId: st
       }
       return status === 'delivered' ? 'delivered' : status === 'dead' ? 'dead' : status === 'pending' ? 'retried' : 'cancelled';
     });
+    const measured = ATTEMPT_OUTCOME[result];
+    if (measured) webhookMetrics.attempt(measured, d.created_at, at);
+    return result;
   } catch (err) {
     // Another dispatcher recorded this very attempt: its record stands.
     if (isUniqueViolation(err)) return 'skipped';

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { EslCommandError } from './errors';
 import type { EslManager } from './manager';
 
 /**
@@ -61,6 +62,8 @@ export interface SwitchCommandsOptions {
   agentDomain?: string;
   /** Timeout of commands that wait for a leg to answer (agent, supervisor legs); default 30 s. */
   answerTimeoutMs?: number;
+  /** Sofia profile the agents register on; default `internal` (FreeSWITCH's stock registration profile). */
+  sipProfile?: string;
 }
 
 const UUID_RE = /^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/;
@@ -151,6 +154,17 @@ export function eavesdropVariables(mode: EavesdropMode): Array<[string, string]>
   }
 }
 
+/**
+ * `sofia profile <profile> flush_inbound_reg <extension>[@<domain>]`: FreeSWITCH expires the
+ * matching registrations at once (by user and host; a bare user matches it on any host).
+ */
+export function buildFlushRegistration(profile: string, extension: string, domain?: string): string {
+  check(GATEWAY_RE.test(profile), 'sofia profile');
+  check(EXTENSION_RE.test(extension), 'extension');
+  if (domain !== undefined) check(DOMAIN_RE.test(domain), 'domain');
+  return `sofia profile ${profile} flush_inbound_reg ${extension}${domain ? `@${domain}` : ''}`;
+}
+
 export interface SwitchCommands {
   /** Places a leg; resolves once the switch accepted the job. Progress arrives as events. */
   originate(p: OriginateParams): Promise<{ uuid: string; jobUuid: string }>;
@@ -178,12 +192,19 @@ export interface SwitchCommands {
   getVariable(uuid: string, name: string): Promise<string | null>;
   /** Live channels (`show channels as json`), e.g. to reconcile after a reconnect. */
   channels(): Promise<Array<Record<string, string>>>;
+  /**
+   * Drops the extension's SIP registrations (buildFlushRegistration). Any answer but `+OK` rejects
+   * EslCommandError: FreeSWITCH answers an unknown profile without `-ERR`.
+   */
+  flushRegistration(extension: string, domain?: string): Promise<void>;
   /** Simulator only: registers an extension so agent legs to it answer (real FreeSWITCH answers -ERR). */
   registerExtension(extension: string, domain?: string): Promise<void>;
   /** Simulator only. */
   unregisterExtension(extension: string, domain?: string): Promise<void>;
   /** Simulator only: the far end presses keys. */
   simulateDtmf(uuid: string, digits: string): Promise<void>;
+  /** Simulator only: the far end says `text` (a CUSTOM dd::speech event). */
+  simulateSpeech(uuid: string, text: string): Promise<void>;
 }
 
 export function createSwitchCommands(esl: EslManager, defaults: SwitchCommandsOptions = {}): SwitchCommands {
@@ -295,6 +316,11 @@ export function createSwitchCommands(esl: EslManager, defaults: SwitchCommandsOp
       const parsed = JSON.parse(body) as { rows?: Array<Record<string, string>> };
       return parsed.rows ?? [];
     },
+    async flushRegistration(extension, domain) {
+      const command = buildFlushRegistration(defaults.sipProfile ?? 'internal', extension, domain);
+      const reply = await esl.api(command);
+      if (!reply.startsWith('+OK')) throw new EslCommandError(command, reply.startsWith('-ERR') ? reply : `-ERR ${reply}`);
+    },
     async registerExtension(extension, domain) {
       await run(`sim_register ${ext(extension, domain)}`);
     },
@@ -305,6 +331,11 @@ export function createSwitchCommands(esl: EslManager, defaults: SwitchCommandsOp
       assertUuid(uuid);
       check(DTMF_RE.test(digits), 'DTMF digits');
       await run(`sim_dtmf ${uuid} ${digits}`);
+    },
+    async simulateSpeech(uuid, text) {
+      assertUuid(uuid);
+      check(/^[^\r\n]{1,2000}$/.test(text) && text.trim() !== '', 'speech text');
+      await run(`sim_speech ${uuid} ${text}`);
     },
   };
 }

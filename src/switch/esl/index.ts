@@ -2,6 +2,7 @@ export { createEslManager, backoffDelay, ESL_EVENTS, type EslManager, type EslMa
 export { EslCommandError, EslTimeoutError, EslUnavailableError, eslErrorToAppError, isErrorReply } from './errors';
 export type { EslEvent } from './events';
 export {
+  buildFlushRegistration,
   buildOriginate,
   createSwitchCommands,
   dialString,

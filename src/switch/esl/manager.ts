@@ -49,6 +49,7 @@ export const ESL_EVENTS: readonly string[] = [
   'amd',
   'sofia::register',
   'sofia::unregister',
+  'dd::speech',
 ];
 
 export interface EslLogger {

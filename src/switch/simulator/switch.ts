@@ -134,10 +134,13 @@ const USAGE = {
   dump: '-USAGE: <uuid> [format]\n',
   register: '-USAGE: <extension>[@<domain>]\n',
   dtmf: '-USAGE: <uuid> <digits> [<duration_ms>]\n',
+  speech: '-USAGE: <uuid> <text>\n',
   hangup: '-USAGE: <uuid> [cause]\n',
   amd: '-USAGE: <uuid> [params]\n',
 };
 const NO_SUCH_CHANNEL = '-ERR No such channel!\n';
+/** The one sofia profile agents register on (FreeSWITCH's stock `internal`). */
+const SOFIA_PROFILE = 'internal';
 
 export class SwitchCore {
   readonly coreUuid = randomUUID();
@@ -233,6 +236,8 @@ export class SwitchCore {
         return randomUUID();
       case 'echo':
         return rest;
+      case 'sofia':
+        return this.cmdSofia(argv);
       case 'sim_register':
         return this.cmdRegister(argv, true);
       case 'sim_unregister':
@@ -241,6 +246,8 @@ export class SwitchCore {
         return [...this.registrations.keys()].sort().join('\n') + '\n';
       case 'sim_dtmf':
         return this.cmdDtmf(argv);
+      case 'sim_speech':
+        return this.cmdSpeech(argv);
       case 'sim_hangup':
         return this.cmdRemoteHangup(argv);
       default:
@@ -1154,24 +1161,48 @@ export class SwitchCore {
     const existed = this.registrations.has(target);
     if (register) this.registrations.set(target, { extension, domain });
     else this.registrations.delete(target);
-    if (register !== existed) {
-      const host = domain ?? 'default';
-      const subclass = register ? 'sofia::register' : 'sofia::unregister';
-      this.opts.emit({
-        name: 'CUSTOM',
-        subclass,
-        headers: [
-          ...this.base('CUSTOM', subclass),
-          ['profile-name', 'internal'],
-          ['from-user', extension],
-          ['from-host', host],
-          ['contact', `"${extension}" <sip:${extension}@127.0.0.1:5060>`],
-          ['expires', register ? '3600' : '0'],
-          ['user-agent', 'dialer-switch-simulator'],
-        ],
-      });
-    }
+    if (register !== existed) this.emitRegistration(extension, domain, register);
     return `+OK ${register ? 'registered' : 'unregistered'} ${target}\n`;
+  }
+
+  private emitRegistration(extension: string, domain: string | undefined, register: boolean): void {
+    const host = domain ?? 'default';
+    const subclass = register ? 'sofia::register' : 'sofia::unregister';
+    this.opts.emit({
+      name: 'CUSTOM',
+      subclass,
+      headers: [
+        ...this.base('CUSTOM', subclass),
+        ['profile-name', SOFIA_PROFILE],
+        ['from-user', extension],
+        ['from-host', host],
+        ['contact', `"${extension}" <sip:${extension}@127.0.0.1:5060>`],
+        ['expires', register ? '3600' : '0'],
+        ['user-agent', 'dialer-switch-simulator'],
+      ],
+    });
+  }
+
+  /**
+   * `sofia profile <profile> flush_inbound_reg [<user>[@<host>]] [reboot]`, FreeSWITCH's words:
+   * `<user>@<host>` drops that user's registrations on that host (a registration made without a
+   * domain matches any host, as for dialing), a bare `<user>` drops them on every host, no target
+   * drops all. Only the one profile exists; another is FreeSWITCH's `Invalid Profile` answer.
+   */
+  private cmdSofia(argv: string[]): string {
+    const [word, profile, action, target] = argv;
+    if (word !== 'profile' || !profile || action !== 'flush_inbound_reg') {
+      return '-ERR the simulator implements only: sofia profile <profile> flush_inbound_reg [<user>[@<host>]] [reboot]\n';
+    }
+    if (profile !== SOFIA_PROFILE) return `Invalid Profile [${profile}]`;
+    const [user, host] = target === undefined || target === 'reboot' ? [undefined, undefined] : target.split('@');
+    for (const [key, r] of [...this.registrations]) {
+      const matches = user === undefined || (r.extension === user && (host === undefined || r.domain === undefined || r.domain === host));
+      if (!matches) continue;
+      this.registrations.delete(key);
+      this.emitRegistration(r.extension, r.domain, false);
+    }
+    return '+OK flushing all registrations matching specified call_id\n';
   }
 
   private cmdDtmf(argv: string[]): string {
@@ -1195,6 +1226,17 @@ export class SwitchCore {
         if (m) [ch.eavesdrop.whisperA, ch.eavesdrop.whisperB] = m;
       }
     }
+    return '+OK\n';
+  }
+
+  /** What a speech recognizer reports for one consumer utterance: CUSTOM dd::speech (docs/ai-calls.md). */
+  private cmdSpeech(argv: string[]): string {
+    const [uuid, ...words] = argv;
+    if (!uuid || words.length === 0) return USAGE.speech;
+    const ch = this.live(uuid);
+    if (!ch) return NO_SUCH_CHANNEL;
+    if (ch.phase !== 'answered') return '-ERR Channel not answered\n';
+    this.emitChannel('CUSTOM', ch, [['Speech-Text', words.join(' ')]], { subclass: 'dd::speech' });
     return '+OK\n';
   }
 
