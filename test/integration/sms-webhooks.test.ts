@@ -86,7 +86,9 @@ const state = (tenant: ProvisionedTenant, phone: string) =>
 async function replies(tenant: ProvisionedTenant, phone: string) {
   const s = await state(tenant, phone);
   const byOriginal = new Map<string, string>();
-  for (const r of s.replies) byOriginal.set(r.correctsId ?? r.id, r.status);
+  // An original and its transition can share a millisecond of recorded_at: originals first, then transitions.
+  for (const r of s.replies.filter((x) => x.correctsId === null)) byOriginal.set(r.id, r.status);
+  for (const r of s.replies.filter((x) => x.correctsId !== null)) byOriginal.set(r.correctsId!, r.status);
   return s.replies.filter((r) => r.correctsId === null && r.kind !== null).map((r) => ({ kind: r.kind, from: r.fromE164, status: byOriginal.get(r.id) }));
 }
 
