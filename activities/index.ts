@@ -4,7 +4,7 @@ import { createCallControlActivities } from './call-control.activities';
 import { createDialerActivities } from './dialer.activities';
 import { createPromiseActivities } from './promise.activities';
 import { createSmokeActivities } from './smoke.activities';
-import { createWebhookActivities } from './webhook.activities';
+import { createWebhookActivities, type WebhookActivityOptions } from './webhook.activities';
 import { createSipActivities } from './sip.activities';
 import { createSupervisionActivities } from './supervision.activities';
 import { createAgentActivities } from './agent.activities';
@@ -15,13 +15,13 @@ import { createAiCallActivities } from './ai-call.activities';
 import { createBillingActivities } from './billing.activities';
 
 /** All activities, built from injected dependencies; the worker registers the result. */
-export function createActivities(deps: AppDeps) {
+export function createActivities(deps: AppDeps, options: WebhookActivityOptions = {}) {
   return {
     ...createSmokeActivities(deps),
     ...createCallbackActivities(deps),
     ...createPromiseActivities(deps),
     ...createDialerActivities(deps),
-    ...createWebhookActivities(deps),
+    ...createWebhookActivities(deps, options),
     ...createCallControlActivities(deps),
     ...createSipActivities(deps),
     ...createSupervisionActivities(deps),

@@ -20,7 +20,16 @@ export interface AwaitOutboxInput {
   minWaitMs?: number;
 }
 
-export type AwaitOutboxReason = 'notified' | 'due' | 'timeout' | 'cancelled';
+export type AwaitOutboxReason = 'notified' | 'due' | 'timeout' | 'cancelled' | 'stopping';
+
+export interface WebhookActivityOptions {
+  /**
+   * Aborted when the worker begins its shutdown. An idle wait has nothing to finish, so it returns
+   * at once instead of holding the worker's drain for the whole grace; the workflow's next step
+   * goes to a worker that is still polling.
+   */
+  stopping?: AbortSignal;
+}
 
 const HEARTBEAT_MS = 5_000;
 
@@ -29,7 +38,12 @@ const HEARTBEAT_MS = 5_000;
  * committed between the caller's last claim and this LISTEN is seen (its due time is now) rather
  * than missed (its NOTIFY went out before anyone listened).
  */
-async function awaitOutbox(deps: AppDeps, input: AwaitOutboxInput, ctx: Context | null): Promise<{ reason: AwaitOutboxReason }> {
+async function awaitOutbox(
+  deps: AppDeps,
+  input: AwaitOutboxInput,
+  ctx: Context | null,
+  stopping: AbortSignal | undefined,
+): Promise<{ reason: AwaitOutboxReason }> {
   const client: PoolClient = await deps.db.pool.connect();
   let broken: Error | undefined;
   let wake: (reason: AwaitOutboxReason) => void = () => undefined;
@@ -44,13 +58,16 @@ async function awaitOutbox(deps: AppDeps, input: AwaitOutboxInput, ctx: Context 
   };
   const signal = ctx?.cancellationSignal;
   const onAbort = () => wake('cancelled');
+  const onStopping = () => wake('stopping');
   let timer: NodeJS.Timeout | undefined;
   let beat: NodeJS.Timeout | undefined;
   client.on('notification', onNotification);
   client.on('error', onError);
   signal?.addEventListener('abort', onAbort);
+  stopping?.addEventListener('abort', onStopping);
   try {
     if (signal?.aborted) return { reason: 'cancelled' };
+    if (stopping?.aborted) return { reason: 'stopping' };
     await client.query(`LISTEN ${OUTBOX_CHANNEL}`);
     const { nextDueAt, now } = await nextDue(client);
     const started = now.getTime();
@@ -68,6 +85,7 @@ async function awaitOutbox(deps: AppDeps, input: AwaitOutboxInput, ctx: Context 
     clearTimeout(timer);
     clearInterval(beat);
     signal?.removeEventListener('abort', onAbort);
+    stopping?.removeEventListener('abort', onStopping);
     client.removeListener('notification', onNotification);
     if (!broken) await client.query(`UNLISTEN ${OUTBOX_CHANNEL}`).catch((err: Error) => (broken = err));
     client.removeListener('error', onError);
@@ -90,7 +108,7 @@ function activityContext(): Context | null {
  * cross-tenant, each delivery is worked in its tenant's transaction); awaitWebhookOutbox sleeps
  * until a commit announces a new row, the next retry falls due, or the timeout.
  */
-export function createWebhookActivities(deps: AppDeps) {
+export function createWebhookActivities(deps: AppDeps, options: WebhookActivityOptions = {}) {
   return {
     async deliverDueWebhooks(input: DeliverDueInput): Promise<DeliverDueResult> {
       const ctx = activityContext();
@@ -102,7 +120,7 @@ export function createWebhookActivities(deps: AppDeps) {
       });
     },
     async awaitWebhookOutbox(input: AwaitOutboxInput): Promise<{ reason: AwaitOutboxReason }> {
-      return awaitOutbox(deps, input, activityContext());
+      return awaitOutbox(deps, input, activityContext(), options.stopping);
     },
   };
 }

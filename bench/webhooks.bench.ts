@@ -184,7 +184,7 @@ async function main(): Promise<void> {
   ];
   process.stdout.write(`${out.join('\n')}\n`);
 
-  handle.worker.shutdown();
+  handle.shutdown();
   await running;
   await handle.stopRelay();
   await handle.connection.close();

@@ -1,5 +1,4 @@
 import { Client, Connection } from '@temporalio/client';
-import type { Worker } from '@temporalio/worker';
 import { createWorker } from '../workers/worker';
 import { loadConfig, SERVICE_VERSION } from './config';
 import { prepareDatabase } from './db/migrate';
@@ -8,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { createLogger } from './lib/logger';
 import { createMetrics, startMetricsServer } from './lib/metrics';
 import { ensureTemporalBinary, readTemporalDevConfig, startTemporalDevServer, type DevServer } from './platform/temporal-dev';
-import { createDeps, onShutdownSignals, shutdownGraceMs, startHttpServer, type ShutdownStep } from './runtime';
+import { createDeps, onShutdownSignals, startHttpServer, type ShutdownStep } from './runtime';
 import { createEslManager } from './switch/esl';
 import { startSwitchSimulator } from './switch/simulator';
 import { switchRecordingsDir } from './modules/recordings/recording-capture.service';
@@ -21,7 +20,7 @@ import { switchRecordingsDir } from './modules/recordings/recording-capture.serv
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL);
-  const graceMs = shutdownGraceMs();
+  const graceMs = config.SHUTDOWN_GRACE_MS;
   // Filled as start-up goes; a signal mid-way stops what has started, the newest first.
   const stops: ShutdownStep[] = [];
   onShutdownSignals(logger, graceMs, () => [...stops].reverse());
@@ -72,18 +71,18 @@ async function main(): Promise<void> {
   // Before the worker, so it closes after it: a scrape during the drain still sees the worker.
   const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT, config.HOST);
   stops.push({ name: 'metrics listener', run: () => new Promise<void>((resolve) => metricsServer.close(() => resolve())) });
-  const { worker, connection: workerConnection, stopRelay } = await createWorker(deps, {
+  const { worker, connection: workerConnection, stopRelay, shutdown: stopWorker } = await createWorker(deps, {
     address: temporalAddress,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     workflowBundlePath: config.WORKFLOW_BUNDLE_PATH,
     shutdownGraceMs: graceMs,
-    sdkMetricsAddress: process.env.TEMPORAL_SDK_METRICS_ADDRESS || undefined,
+    sdkMetricsAddress: config.TEMPORAL_SDK_METRICS_ADDRESS,
   });
   const running: Promise<void> = worker.run();
   stops.push({
     name: 'temporal worker (in-flight activities finish or are cancelled)',
-    begin: () => stopPolling(worker),
+    begin: stopWorker,
     run: async () => {
       await running;
       await stopRelay();
@@ -103,11 +102,6 @@ async function main(): Promise<void> {
     `  Switch       ${switchLabel}`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
-}
-
-/** Stops taking tasks; shutdownGraceTime lets the activities in flight finish, then cancels them. */
-function stopPolling(worker: Worker): void {
-  if (worker.getState() === 'RUNNING') worker.shutdown();
 }
 
 main().catch((err: unknown) => {

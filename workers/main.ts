@@ -3,20 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/lib/logger';
 import { createMetrics, startMetricsServer } from '../src/lib/metrics';
-import { createDeps, onShutdownSignals, shutdownGraceMs, type ShutdownStep } from '../src/runtime';
+import { createDeps, onShutdownSignals, type ShutdownStep } from '../src/runtime';
 import { createEslManager } from '../src/switch/esl';
 import { createWorker } from './worker';
-
-/** The worker's own scrape port: the dial loop, webhook delivery and worker health live here. */
-export const DEFAULT_WORKER_METRICS_PORT = 9465;
-
-function workerMetricsPort(env: NodeJS.ProcessEnv): number {
-  const raw = env.WORKER_METRICS_PORT;
-  if (raw === undefined || raw === '') return DEFAULT_WORKER_METRICS_PORT;
-  const port = Number(raw);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`WORKER_METRICS_PORT must be a port number, got ${raw}`);
-  return port;
-}
 
 /**
  * A worker on its own (`npm run worker`), for deployments that scale workers apart from the API.
@@ -29,7 +18,7 @@ function workerMetricsPort(env: NodeJS.ProcessEnv): number {
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL, { role: 'worker' });
-  const graceMs = shutdownGraceMs();
+  const graceMs = config.SHUTDOWN_GRACE_MS;
   const stops: ShutdownStep[] = [];
   onShutdownSignals(logger, graceMs, () => [...stops].reverse());
   if (!config.TEMPORAL_ADDRESS) throw new Error('TEMPORAL_ADDRESS is required for a standalone worker');
@@ -50,28 +39,25 @@ async function main(): Promise<void> {
   stops.push({ name: 'object store', run: () => deps.objectStore.close() });
   // Before the worker, so it closes after it: a scrape during the drain still sees the worker.
   // A port that cannot be bound costs the scrape (the target shows down), not the worker.
-  await startMetricsServer(metrics.registry, workerMetricsPort(process.env), config.HOST).then(
+  await startMetricsServer(metrics.registry, config.WORKER_METRICS_PORT, config.HOST).then(
     (server) => {
       stops.push({ name: 'metrics listener', run: () => new Promise<void>((resolve) => server.close(() => resolve())) });
       logger.info({ metrics_port: (server.address() as AddressInfo).port }, 'worker metrics listening');
     },
     (err: unknown) => logger.error({ err }, 'worker metrics listener could not start; the worker runs without it'),
   );
-  const { worker, connection: workerConnection, stopRelay } = await createWorker(deps, {
+  const { worker, connection: workerConnection, stopRelay, shutdown: stopWorker } = await createWorker(deps, {
     address: config.TEMPORAL_ADDRESS,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     workflowBundlePath: config.WORKFLOW_BUNDLE_PATH,
     shutdownGraceMs: graceMs,
-    sdkMetricsAddress: process.env.TEMPORAL_SDK_METRICS_ADDRESS || undefined,
+    sdkMetricsAddress: config.TEMPORAL_SDK_METRICS_ADDRESS,
   });
   const running = worker.run();
   stops.push({
     name: 'temporal worker (in-flight activities finish or are cancelled)',
-    // Stops taking tasks at the signal; shutdownGraceTime lets the activities in flight finish, then cancels them.
-    begin: () => {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-    },
+    begin: stopWorker,
     run: async () => {
       await running;
       await stopRelay();

@@ -52,6 +52,11 @@ export interface WorkerHandle {
   connection: NativeConnection;
   /** Stops relaying switch events to call sessions (a no-op where the process has no switch link). */
   stopRelay: () => Promise<void>;
+  /**
+   * Stops taking tasks and ends idle waits at once; shutdownGraceTime lets the activities in
+   * flight finish, then cancels them. Safe to call more than once.
+   */
+  shutdown: () => void;
 }
 
 /**
@@ -60,12 +65,13 @@ export interface WorkerHandle {
  */
 export async function createWorker(deps: AppDeps, setup: WorkerSetup): Promise<WorkerHandle> {
   installRuntime(setup.sdkMetricsAddress);
+  const stopping = new AbortController();
   const connection = await NativeConnection.connect({ address: setup.address });
   const options: WorkerOptions = {
     connection,
     namespace: setup.namespace,
     taskQueue: setup.taskQueue,
-    activities: createActivities(deps),
+    activities: createActivities(deps, { stopping: stopping.signal }),
     interceptors: { activity: [activityMetricsInterceptor] },
     ...(setup.shutdownGraceMs !== undefined ? { shutdownGraceTime: setup.shutdownGraceMs } : {}),
     ...(setup.workflowBundlePath ? { workflowBundle: { codePath: setup.workflowBundlePath } } : { workflowsPath: WORKFLOWS_PATH }),
@@ -109,5 +115,9 @@ export async function createWorker(deps: AppDeps, setup: WorkerSetup): Promise<W
     deps.esl && deps.temporal
       ? startCallEventRelay({ esl: deps.esl, temporal: deps.temporal, taskQueue: setup.taskQueue, logger: deps.logger.child({ component: 'call-events' }) })
       : () => Promise.resolve();
-  return { worker, connection, stopRelay };
+  const shutdown = () => {
+    stopping.abort();
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+  };
+  return { worker, connection, stopRelay, shutdown };
 }

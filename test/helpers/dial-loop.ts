@@ -82,7 +82,7 @@ export async function runWorker(app: TestApp, taskQueue: string): Promise<Runnin
   return {
     handle,
     async stop() {
-      if ((handle.worker).getState() === 'RUNNING') handle.worker.shutdown();
+      handle.shutdown();
       await running;
       await handle.stopRelay();
       await handle.connection.close();

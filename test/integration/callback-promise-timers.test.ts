@@ -15,10 +15,11 @@ const taskQueue = `timers-${randomUUID()}`;
 let app: TestApp;
 let worker: Worker;
 let connection: NativeConnection;
+let stopWorker: () => void;
 let running: Promise<void>;
 beforeAll(async () => {
   app = await startTestApp({ TEMPORAL_TASK_QUEUE: taskQueue });
-  ({ worker, connection } = await createWorker(app.deps, {
+  ({ worker, connection, shutdown: stopWorker } = await createWorker(app.deps, {
     address: app.config.TEMPORAL_ADDRESS!,
     namespace: app.config.TEMPORAL_NAMESPACE,
     taskQueue,
@@ -27,7 +28,7 @@ beforeAll(async () => {
   running = worker.run();
 });
 afterAll(async () => {
-  worker.shutdown();
+  stopWorker();
   await running;
   await connection.close();
   await app.close();
