@@ -18,6 +18,12 @@ const EnvSchema = z.object({
   NODE_ENV: z.string().default('development'),
   PORT: port(8080),
   METRICS_PORT: port(9464),
+  // The standalone worker's own scrape port (npm run worker); 0 picks a free one.
+  WORKER_METRICS_PORT: port(9465),
+  // host:port where the Temporal SDK's own Prometheus exporter serves temporal_* metrics; unset: off.
+  TEMPORAL_SDK_METRICS_ADDRESS: optionalString,
+  // How long SIGTERM lets HTTP requests and worker activities finish before they are cut.
+  SHUTDOWN_GRACE_MS: z.preprocess(blankAsUnset, z.coerce.number().int().min(0).max(600_000).default(25_000)),
   HOST: z.string().default('0.0.0.0'),
   DATABASE_URL: optionalString,
   APP_DATABASE_URL: optionalString,
@@ -79,8 +85,6 @@ const EnvSchema = z.object({
   SMS_PROVIDER_BASE_URL: optionalString,
   SMS_PROVIDER_API_KEY: optionalString,
   SMS_PROVIDER_REGION: z.preprocess(blankAsUnset, z.enum(['us', 'mx', 'eu']).default('us')),
-  // Where recordings and recording exports live: a local folder (served back through signed /files
-  // URLs) or any S3-compatible bucket (presigned URLs). The S3 endpoint must pass the egress check.
   // The SIP edge (SBC) API that carriers and inbound routes are provisioned through. Unset: there is
   // no edge in this environment and provisioning only records intent (status sbc_disabled).
   SBC_API_URL: optionalString,
@@ -88,6 +92,8 @@ const EnvSchema = z.object({
   // Where the switch writes call recordings (uuid_record): a folder the switch and the workers share.
   // At call end a worker moves the file into the object store. Unset: <DATA_DIR>/switch-recordings.
   SWITCH_RECORDINGS_DIR: optionalString,
+  // Where recordings and recording exports live: a local folder (served back through signed /files
+  // URLs) or any S3-compatible bucket (presigned URLs). The S3 endpoint must pass the egress check.
   OBJECT_STORE: z.enum(['local', 's3']).default('local'),
   OBJECT_STORE_DIR: optionalString,
   OBJECT_STORE_MIN_FREE_BYTES: z.preprocess(blankAsUnset, z.coerce.number().int().min(0).default(0)),

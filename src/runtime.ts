@@ -85,8 +85,6 @@ export async function createDeps(config: Config, logger: Logger, temporal: Tempo
   };
 }
 
-/** SHUTDOWN_GRACE_MS: how long a stopping process lets HTTP requests and activities finish. */
-export const DEFAULT_SHUTDOWN_GRACE_MS = 25_000;
 /** Room after the grace for the steps that follow the drain (closing links and pools). */
 const SHUTDOWN_MARGIN_MS = 10_000;
 
@@ -113,7 +111,7 @@ export function startHttpServer(deps: AppDeps, metrics: Metrics, port: number, h
       resolve({
         server,
         port: info.port,
-        close: async (graceMs = DEFAULT_SHUTDOWN_GRACE_MS) => {
+        close: async (graceMs = deps.config.SHUTDOWN_GRACE_MS) => {
           const http = server as Server;
           await live.close();
           await new Promise<void>((done) => {
@@ -141,13 +139,6 @@ export function startHttpServer(deps: AppDeps, metrics: Metrics, port: number, h
 }
 
 
-export function shutdownGraceMs(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.SHUTDOWN_GRACE_MS;
-  if (raw === undefined || raw === '') return DEFAULT_SHUTDOWN_GRACE_MS;
-  const ms = Number(raw);
-  if (!Number.isInteger(ms) || ms < 0) throw new Error(`SHUTDOWN_GRACE_MS must be a non-negative integer of milliseconds, got ${raw}`);
-  return ms;
-}
 
 export interface ShutdownStep {
   name: string;

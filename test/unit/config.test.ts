@@ -9,6 +9,8 @@ describe('loadConfig', () => {
       NODE_ENV: 'development',
       PORT: 8080,
       METRICS_PORT: 9464,
+      WORKER_METRICS_PORT: 9465,
+      SHUTDOWN_GRACE_MS: 25_000,
       HOST: '0.0.0.0',
       DB_POOL_MAX: Math.min(32, Math.max(4, 4 * os.cpus().length)),
       TEMPORAL_NAMESPACE: 'default',
@@ -28,6 +30,18 @@ describe('loadConfig', () => {
     expect(config.TEMPORAL_ADDRESS).toBeUndefined();
     expect(config.SMTP_URL).toBeUndefined();
     expect(config.APP_ENCRYPTION_KEY).toBeUndefined();
+  });
+
+  it('reads the shutdown grace and the worker metrics ports, refusing nonsense', () => {
+    expect(loadConfig({ SHUTDOWN_GRACE_MS: '4000', WORKER_METRICS_PORT: '0', TEMPORAL_SDK_METRICS_ADDRESS: ' 0.0.0.0:9466 ' })).toMatchObject({
+      SHUTDOWN_GRACE_MS: 4000,
+      WORKER_METRICS_PORT: 0,
+      TEMPORAL_SDK_METRICS_ADDRESS: '0.0.0.0:9466',
+    });
+    expect(loadConfig({}).TEMPORAL_SDK_METRICS_ADDRESS).toBeUndefined();
+    expect(() => loadConfig({ SHUTDOWN_GRACE_MS: '-1' })).toThrow(/SHUTDOWN_GRACE_MS/);
+    expect(() => loadConfig({ SHUTDOWN_GRACE_MS: '2s' })).toThrow(/SHUTDOWN_GRACE_MS/);
+    expect(() => loadConfig({ WORKER_METRICS_PORT: '70000' })).toThrow(/WORKER_METRICS_PORT/);
   });
 
   it('treats blank optional strings as unset and trims the others', () => {

@@ -1,5 +1,4 @@
 import { createMetrics, dialerMetrics, IN_FLIGHT_STALE_MS, webhookMetrics, workerMetrics } from '../../src/lib/metrics';
-import { shutdownGraceMs, DEFAULT_SHUTDOWN_GRACE_MS } from '../../src/runtime';
 
 async function series(name: string): Promise<Array<{ labels: Record<string, string | number>; value: number }>> {
   return (await samples(name)).map(({ labels, value }) => ({ labels, value }));
@@ -58,12 +57,5 @@ describe('work metrics', () => {
     expect(await series('worker_state')).toEqual([{ labels: { task_queue: 'q1' }, value: 1 }]);
     state = 'DRAINING';
     expect(await series('worker_state')).toEqual([{ labels: { task_queue: 'q1' }, value: 0 }]);
-  });
-
-  it('reads SHUTDOWN_GRACE_MS, refusing nonsense', () => {
-    expect(shutdownGraceMs({})).toBe(DEFAULT_SHUTDOWN_GRACE_MS);
-    expect(shutdownGraceMs({ SHUTDOWN_GRACE_MS: '4000' })).toBe(4000);
-    expect(() => shutdownGraceMs({ SHUTDOWN_GRACE_MS: '-1' })).toThrow(/SHUTDOWN_GRACE_MS/);
-    expect(() => shutdownGraceMs({ SHUTDOWN_GRACE_MS: '2s' })).toThrow(/SHUTDOWN_GRACE_MS/);
   });
 });
