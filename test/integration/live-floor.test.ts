@@ -120,7 +120,7 @@ async function refused(port: number, ticket: string | null): Promise<Refused> {
 
 async function mintTicket(app: TestApp, token: string): Promise<string> {
   const res = await app.request('POST', '/v1/ws/ticket', { token });
-  expect({ status: res.status, body: res.status === 201 ? null : res.body }).toEqual({ status: 201, body: null });
+  expect({ status: res.status, body: res.status === 200 ? null : res.body }).toEqual({ status: 200, body: null });
   return res.body.ticket as string;
 }
 
@@ -202,23 +202,25 @@ describe('websocket live floor', () => {
   describe('POST /v1/ws/ticket', () => {
     it('mints a tenant-lane ticket for a dd_ key, stored as its sha256 with the minting principal', async () => {
       const res = await app.request('POST', '/v1/ws/ticket', { token: tenant.apiKey });
-      expect(res.status).toBe(201);
-      expect(Object.keys(res.body).sort()).toEqual(['expires_in', 'ticket', 'url']);
+      expect(res.status).toBe(200);
+      expect(Object.keys(res.body).sort()).toEqual(['expires_at', 'expires_in', 'ticket', 'url']);
       const { ticket } = res.body as { ticket: string };
       expect(ticket).toMatch(/^ddtt_[A-Za-z0-9_-]{43}$/);
       expect(res.body.expires_in).toBe(60);
       expect(res.body.url).toBe(`/v1/ws?ticket=${ticket}`);
       const rows = await withTenantSql(app.deps.db, tenant.tenantId, (sql) =>
-        sql.query<{ token_hash: string; lane: string; principal_kind: string; principal_id: string; agent_id: string | null; ttl: number }>(
-          `SELECT token_hash, lane, principal_kind, principal_id, agent_id, extract(epoch FROM expires_at - created_at)::float AS ttl
+        sql.query<{ token_hash: string; lane: string; principal_kind: string; principal_id: string; agent_id: string | null; ttl: number; expires_at: Date }>(
+          `SELECT token_hash, lane, principal_kind, principal_id, agent_id, extract(epoch FROM expires_at - created_at)::float AS ttl,
+                  expires_at
              FROM ws_tickets WHERE token_hash IN ($1, $2)`,
           [ticket, sha256Hex(ticket)],
         ),
       );
       const keys = await app.request('GET', '/v1/api_keys', { token: tenant.apiKey });
       expect(rows).toEqual([
-        { token_hash: sha256Hex(ticket), lane: 'tenant', principal_kind: 'api_key', principal_id: keys.body.api_keys[0].id, agent_id: null, ttl: expect.any(Number) },
+        { token_hash: sha256Hex(ticket), lane: 'tenant', principal_kind: 'api_key', principal_id: keys.body.api_keys[0].id, agent_id: null, ttl: expect.any(Number), expires_at: expect.any(Date) },
       ]);
+      expect(res.body.expires_at).toBe(rows[0]!.expires_at.toISOString());
       expect(rows[0]!.ttl).toBeGreaterThan(59);
       expect(rows[0]!.ttl).toBeLessThan(61);
     });
@@ -246,6 +248,29 @@ describe('websocket live floor', () => {
       expect(row).toEqual({ lane: 'agent', principal_kind: 'widget', principal_id: widget.id, agent_id: tenant.adminAgentId });
       const socket = await open(app.port, ticket);
       await socket.close();
+    });
+
+    it('prunes the tenant\'s tickets that lapsed more than a day ago, and only those', async () => {
+      const other = await provisionTenant(app);
+      const old = await mintTicket(app, tenant.apiKey);
+      const recent = await mintTicket(app, tenant.apiKey);
+      const othersOld = await mintTicket(app, other.apiKey);
+      const age = (tenantId: string, ticket: string, interval: string) =>
+        withTenantSql(app.deps.db, tenantId, (sql) =>
+          sql.query(`UPDATE ws_tickets SET expires_at = clock_timestamp() - $2::interval WHERE token_hash = $1`, [sha256Hex(ticket), interval]),
+        );
+      await age(tenant.tenantId, old, '25 hours');
+      await age(tenant.tenantId, recent, '23 hours');
+      await age(other.tenantId, othersOld, '25 hours');
+      const fresh = await mintTicket(app, tenant.apiKey);
+      const left = async (tenantId: string, tickets: string[]) =>
+        (
+          await withTenantSql(app.deps.db, tenantId, (sql) =>
+            sql.query<{ token_hash: string }>('SELECT token_hash FROM ws_tickets WHERE token_hash = ANY($1)', [tickets.map(sha256Hex)]),
+          )
+        ).map((r) => r.token_hash).sort();
+      expect(await left(tenant.tenantId, [old, recent, fresh])).toEqual([sha256Hex(recent), sha256Hex(fresh)].sort());
+      expect(await left(other.tenantId, [othersOld])).toEqual([sha256Hex(othersOld)]);
     });
 
     it('is 401 without a credential', async () => {

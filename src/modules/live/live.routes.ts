@@ -37,13 +37,13 @@ export function liveRoutes(deps: AppDeps) {
       security: [{ bearer: [] }],
       summary: 'Mint a single-use websocket ticket',
       description: `The long-lived credential never goes into a URL: the client mints a short-lived, single-use ticket with its bearer,
-then opens \`GET /v1/ws?ticket=…\` (the \`url\` field) before \`expires_in\` seconds pass. The socket inherits the principal that minted
+then opens \`GET /v1/ws?ticket=…\` (the \`url\` field) before \`expires_in\` seconds pass (at \`expires_at\`). Tickets that lapsed more than a day ago are\npruned at the next mint of the tenant. The socket inherits the principal that minted
 the ticket and is re-authenticated as that principal every heartbeat. No body.
 
 ${FLOOR}`,
-      responses: { 201: jsonContent(WsTicketSchema, 'Minted (shown once)'), ...errorResponses(401, 403) },
+      responses: { 200: jsonContent(WsTicketSchema, 'Minted (shown once)'), ...errorResponses(401, 403) },
     }),
-    async (c) => c.json(await mintTicket(deps, c.get('principal')), 201),
+    async (c) => c.json(await mintTicket(deps, c.get('principal')), 200),
   );
 
   app.openapi(

@@ -8,27 +8,37 @@ export const WS_PATH = '/v1/ws';
 
 export interface MintedTicket {
   ticket: string;
+  expires_at: string;
   expires_in: number;
   url: string;
 }
 
+/** How long a lapsed ticket is kept before a mint of its tenant prunes it. */
+const TICKET_KEEP_AFTER_EXPIRY = '1 day';
+
 /**
  * POST /v1/ws/ticket: a single-use ticket that carries the caller's principal to the socket, so
- * the long-lived credential never appears in a URL. Only its sha256 is stored.
+ * the long-lived credential never appears in a URL. Only its sha256 is stored. The mint also
+ * prunes the tenant's tickets that lapsed long ago.
  */
 export async function mintTicket(deps: AppDeps, principal: Principal): Promise<MintedTicket> {
   const lane = laneFor(principal);
   const ref = principalRef(principal);
   const ticket = mintToken(TICKET_PREFIX[lane]);
   const ttl = deps.config.WS_TICKET_TTL_SECONDS;
-  await withTenantSql(deps.db, principal.tenantId, (sql) =>
-    sql.query(
+  const expiresAt = await withTenantSql(deps.db, principal.tenantId, async (sql) => {
+    await sql.query(`DELETE FROM ws_tickets WHERE tenant_id = $1 AND expires_at < clock_timestamp() - interval '${TICKET_KEEP_AFTER_EXPIRY}'`, [
+      principal.tenantId,
+    ]);
+    const [row] = await sql.query<{ expires_at: Date }>(
       `INSERT INTO ws_tickets (tenant_id, token_hash, lane, principal_kind, principal_id, agent_id, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, clock_timestamp() + make_interval(secs => $7))`,
+       VALUES ($1, $2, $3, $4, $5, $6, clock_timestamp() + make_interval(secs => $7))
+       RETURNING expires_at`,
       [principal.tenantId, sha256Hex(ticket), lane, ref.kind, ref.id, ref.agentId, ttl],
-    ),
-  );
-  return { ticket, expires_in: ttl, url: `${WS_PATH}?ticket=${ticket}` };
+    );
+    return row!.expires_at;
+  });
+  return { ticket, expires_at: expiresAt.toISOString(), expires_in: ttl, url: `${WS_PATH}?ticket=${ticket}` };
 }
 
 export interface RedeemedTicket {
