@@ -279,6 +279,37 @@ describe('enforcement', () => {
     await waitFor(async () => ((await run.describe()).status.name === 'RUNNING' ? true : undefined), 10_000, 'run open');
   });
 
+  it('judges spend committed while it waited on the account lock (a stale evaluation never clears a due block)', async () => {
+    const t = await provisionTenant(app);
+    // Prepaid: its balance is drawn down by spend up to the evaluation's clock.
+    await admin('PUT', t.tenantId, '', { scheme: 'prepaid' });
+    await admin('POST', t.tenantId, '/credits', { kind: 'cash', amount_usd: '5' });
+    const holder = await app.deps.db.pool.connect();
+    let evaluation: ReturnType<typeof evaluateBilling> | undefined;
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT set_config('app.tenant_id', $1, true)`, [t.tenantId]);
+      await holder.query('SELECT 1 FROM billing_accounts WHERE tenant_id = $1 FOR UPDATE', [t.tenantId]);
+      evaluation = evaluateBilling(app.deps, t.tenantId);
+      await waitFor(
+        async () => {
+          const { rows } = await app.deps.db.pool.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%FROM billing_accounts%FOR UPDATE%'`,
+          );
+          return rows[0]!.n > 0 ? true : undefined;
+        },
+        10_000,
+        'the evaluation waiting on the account lock',
+      );
+      await spendAi(t, '5');
+    } finally {
+      await holder.query('COMMIT');
+      holder.release();
+    }
+    expect((await evaluation!).blocked).toBe('funds_exhausted');
+    expect((await withTenantSql(app.deps.db, t.tenantId, (sql) => billingRefusal(sql)))?.message).toMatch(/funds are exhausted/);
+  });
+
   it('prepaid: exhausted funds suspend; a cash credit restores', async () => {
     const t = await provisionTenant(app);
     const id = await runningCampaign(t);

@@ -92,14 +92,19 @@ export interface MeteredUsage {
  * Metered usage of [from, to): answered minutes from each call's final CDR state (the latest
  * correction, else the original; per started minute), SMS from the ledger's charged rows, voice AI
  * from ai_usage (each row at the rate it was metered under).
+ * Only calls with some row (original or correction) answered inside the window are resolved: a
+ * final state answered inside it is such a row, so the figure is exact and the cost follows the
+ * window's calls, not the tenant's whole history (call_attempts_answered_idx).
  */
 export async function meteredUsage(sql: SqlTx, from: Date, to: Date): Promise<MeteredUsage> {
   const [row] = await sql.query<MeteredUsage>(
-    `WITH final AS (
-       SELECT DISTINCT ON (o.id) x.answered_at, x.ended_at
-         FROM call_attempts o JOIN call_attempts x ON x.id = o.id OR x.corrects_id = o.id
-        WHERE o.tenant_id = app_tenant_id() AND o.corrects_id IS NULL
-        ORDER BY o.id, x.corrects_id IS NULL, x.inserted_at DESC
+    `WITH touched AS (
+       SELECT DISTINCT coalesce(corrects_id, id) AS id FROM call_attempts
+        WHERE tenant_id = app_tenant_id() AND answered_at >= $1 AND answered_at < $2
+     ), final AS (
+       SELECT DISTINCT ON (t.id) x.answered_at, x.ended_at
+         FROM touched t JOIN call_attempts x ON x.id = t.id OR x.corrects_id = t.id
+        ORDER BY t.id, x.corrects_id IS NULL, x.inserted_at DESC
      )
      SELECT (SELECT coalesce(sum(ceil(extract(epoch FROM ended_at - answered_at) / 60)), 0)::int FROM final
               WHERE answered_at >= $1 AND answered_at < $2 AND ended_at > answered_at) AS answered_minutes,

@@ -150,10 +150,13 @@ const SYSTEM = { type: 'system' as const, id: 'billing' };
  * lifecycle service, as an API pause or resume would: running ones to suspended_balance while
  * blocked, suspended_balance ones back to running once not blocked (they were running when
  * suspended; paused campaigns are never touched).
+ * The clock is read once the lock is held: an evaluation that waited on another one must not judge
+ * spend committed while it waited as if it had not happened, and clear a block that is due.
  */
-export async function evaluateBilling(deps: AppDeps, tenantId: string, now = new Date()): Promise<Evaluation> {
+export async function evaluateBilling(deps: AppDeps, tenantId: string): Promise<Evaluation> {
   const decided = await withTenantSql(deps.db, tenantId, async (sql) => {
     const account = await readAccount(sql, true);
+    const now = new Date();
     let reason: BlockReason | null = null;
     let crossed: number[] = [];
     if (enabled(account)) {
