@@ -90,11 +90,15 @@ export async function runWorker(app: TestApp, taskQueue: string): Promise<Runnin
   };
 }
 
+/** Extensions are unique per tenant: a counter, so seats of one tenant never collide. */
+let seatSerial = Math.floor(Math.random() * 1000);
+
 /** Agents on seats: an extension registered on the simulator and presence available. */
 export async function seatAgents(app: TestApp, rig: SwitchRig, tenant: ProvisionedTenant, count: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i += 1) {
-    const ext = `${7000 + Math.floor(Math.random() * 2000)}${i}`;
+    seatSerial = (seatSerial + 1) % 2000;
+    const ext = `${7000 + seatSerial}${i}`;
     const agent = await withTenant(app.deps.db, tenant.tenantId, (tx) =>
       tx.agent.create({ data: { tenantId: tenant.tenantId, name: `Seat ${i}`, email: `seat-${randomUUID()}@example.com`, sipExtension: ext, presence: 'available' } }),
     );

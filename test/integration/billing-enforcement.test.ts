@@ -68,6 +68,8 @@ describe('the periodic billing pass', () => {
   });
 
   it('a manual dial of a blocked hard_block tenant is refused before anything is dialed', async () => {
+    // The block below is written by hand with no spend behind it: this file's 300 ms pass would clear it.
+    await app.deps.temporal!.workflow.getHandle(billingEnforcementWorkflowId(taskQueue)).terminate('the next test writes the block by hand');
     const t = await provisionTenant(app);
     const created = await app.request('POST', '/v1/campaigns', { token: t.apiKey, body: { name: uniqueName('billing-dial'), campaign_type: 'manual' } });
     const campaignId: string = created.body.campaign.id;

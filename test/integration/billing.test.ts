@@ -33,8 +33,13 @@ afterAll(async () => {
   await app?.close();
 });
 
-const admin = (method: string, tenantId: string, suffix: string, body?: unknown, token: string | null = ADMIN_TOKEN) =>
-  app.request(method, `/v1/admin/tenants/${tenantId}/plan${suffix}`, { token, body });
+const admin = (method: string, tenantId: string, suffix: string, body?: unknown, token: string | null = ADMIN_TOKEN, localAddress?: string) =>
+  app.request(method, `/v1/admin/tenants/${tenantId}/plan${suffix}`, { token, body, localAddress });
+/**
+ * Failed operator authentication is rate limited per client address across the whole test database:
+ * this file's failures come from an address of their own, so they never spend another file's budget.
+ */
+const FAILING_OPERATOR_ADDRESS = '127.0.99.1';
 const account = (t: ProvisionedTenant) => app.request('GET', '/v1/billing/account', { token: t.apiKey });
 
 /** Metered voice-AI spend of `costUsd`, answered now (this month). */
@@ -148,8 +153,8 @@ describe('operator plan routes', () => {
       ['PUT', '/enforcement-mode', { mode: 'graduated' }],
       ['PUT', '/alert-thresholds', { thresholds: [50] }],
     ] as const) {
-      expectError(await admin(method, t.tenantId, suffix, body, null), 401, 'unauthorized');
-      expectError(await admin(method, t.tenantId, suffix, body, t.apiKey), 401, 'unauthorized');
+      expectError(await admin(method, t.tenantId, suffix, body, null, FAILING_OPERATOR_ADDRESS), 401, 'unauthorized');
+      expectError(await admin(method, t.tenantId, suffix, body, t.apiKey, FAILING_OPERATOR_ADDRESS), 401, 'unauthorized');
     }
   });
 
@@ -208,14 +213,15 @@ describe('operator plan routes', () => {
 });
 
 describe('alerts', () => {
-  it('each threshold is recorded once per period under concurrent spend', async () => {
+  it('each threshold is recorded once per period under concurrent evaluations', async () => {
     const t = await provisionTenant(app);
     await admin('PUT', t.tenantId, '', { scheme: 'postpaid', cap_usd: '10' });
     await admin('PUT', t.tenantId, '/enforcement-mode', { mode: 'graduated' });
     const empty = await app.request('GET', '/v1/billing/alerts', { token: t.apiKey });
     expect(empty.body).toEqual({ tenant_id: t.tenantId, period_key: new Date().toISOString().slice(0, 7), alerts: [] });
 
-    await Promise.all(Array.from({ length: 6 }, () => spendAi(t, '1.5')));
+    // The 9.00 lands at once: a pass between two partial spends would record the 50 % alert at a lower figure.
+    await spendAi(t, '9');
     // Workers of other test files run the periodic billing pass across tenants, so this tenant may have
     // been evaluated by it already: assert what is recorded, not which evaluation recorded it.
     const results = await Promise.all(Array.from({ length: 8 }, () => evaluateBilling(app.deps, t.tenantId)));
@@ -306,7 +312,7 @@ describe('enforcement', () => {
       await holder.query('COMMIT');
       holder.release();
     }
-    expect((await evaluation!).blocked).toBe('funds_exhausted');
+    expect((await evaluation).blocked).toBe('funds_exhausted');
     expect((await withTenantSql(app.deps.db, t.tenantId, (sql) => billingRefusal(sql)))?.message).toMatch(/funds are exhausted/);
   });
 

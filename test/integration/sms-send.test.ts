@@ -63,8 +63,13 @@ async function seedDebt(t: ProvisionedTenant, to: string, opts: { consent?: bool
   });
 }
 
+/**
+ * The ledger as the product orders it: originals, then transitions, each by recorded_at (an original and
+ * its transition can share a millisecond).
+ */
 async function ledger(t: ProvisionedTenant) {
-  return withTenant(app.deps.db, t.tenantId, (tx) => tx.smsMessage.findMany({ orderBy: { recordedAt: 'asc' } }));
+  const rows = await withTenant(app.deps.db, t.tenantId, (tx) => tx.smsMessage.findMany({ orderBy: [{ recordedAt: 'asc' }, { id: 'asc' }] }));
+  return [...rows.filter((r) => r.correctsId === null), ...rows.filter((r) => r.correctsId !== null)];
 }
 
 const send = (t: ProvisionedTenant, body: Record<string, unknown>) => app.request('POST', '/v1/sms/messages', { token: t.apiKey, body });

@@ -11,8 +11,13 @@ jest.setTimeout(60_000);
  */
 const SECRET = 'account-wide-hmac-secret';
 const OUR_NUMBER = '+13035550100';
-// Never ending in 99: the mock provider refuses those, and the STOP confirmation goes through it.
-const CUSTOMER = () => `+1303555${String(Math.floor(100 + Math.random() * 899)).padStart(3, '0')}${Math.floor(Math.random() * 9)}`;
+// The mock provider refuses numbers ending in 99, and the STOP confirmation goes through it.
+/** A fresh customer number per call (a shared tenant must not see another test's number); never ending in 9, so never 99. */
+let customerSerial = Math.floor(Math.random() * 400);
+const CUSTOMER = () => {
+  customerSerial += 1;
+  return `+1303555${String(1000 + Math.floor(customerSerial / 9) * 10 + (customerSerial % 9)).slice(-4)}`;
+};
 
 let app: TestApp;
 let owner: Client;

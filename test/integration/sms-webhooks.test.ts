@@ -15,8 +15,13 @@ afterAll(async () => {
 });
 
 const HMAC_SECRET = 'provider-hmac-secret';
-// Never ending in 99: the mock provider refuses those (CONTRACT section 4), and keyword replies go through it.
-const CUSTOMER = () => `+1303555${String(Math.floor(100 + Math.random() * 899)).padStart(3, '0')}${Math.floor(Math.random() * 9)}`;
+// The mock provider refuses numbers ending in 99 (CONTRACT section 4), and keyword replies go through it.
+/** A fresh customer number per call (a shared tenant must not see another test's number); never ending in 9, so never 99. */
+let customerSerial = Math.floor(Math.random() * 400);
+const CUSTOMER = () => {
+  customerSerial += 1;
+  return `+1303555${String(1000 + Math.floor(customerSerial / 9) * 10 + (customerSerial % 9)).slice(-4)}`;
+};
 const OUR_NUMBER = '+13035550100';
 
 async function accountOf(tenant: ProvisionedTenant): Promise<string> {

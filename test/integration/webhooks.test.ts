@@ -61,10 +61,21 @@ describe('outbound webhook endpoints', () => {
       tx.auditLog.findMany({ where: { subjectType: 'webhook_endpoint', subjectId: id }, orderBy: [{ occurredAt: 'asc' }, { seq: 'asc' }] }),
     );
   const countEndpoints = (t: ProvisionedTenant) => withTenant(app.deps.db, t.tenantId, (tx) => tx.webhookEndpoint.count());
+  // Strictly increasing created_at: deliveryStatuses lists in creation order, and two inserts can share a millisecond.
+  let deliveriesAdded = 0;
   const addDelivery = (t: ProvisionedTenant, endpointId: string, status = 'pending') =>
     withTenant(app.deps.db, t.tenantId, (tx) =>
       tx.webhookDelivery.create({
-        data: { tenantId: t.tenantId, endpointId, event: 'call.ended', eventId: randomUUID(), occurredAt: new Date(), body: '{}', status },
+        data: {
+          tenantId: t.tenantId,
+          endpointId,
+          event: 'call.ended',
+          eventId: randomUUID(),
+          occurredAt: new Date(),
+          body: '{}',
+          status,
+          createdAt: new Date(Date.now() + (deliveriesAdded += 1)),
+        },
       }),
     );
   const deliveryStatuses = (t: ProvisionedTenant, endpointId: string) =>
