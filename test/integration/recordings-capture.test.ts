@@ -101,8 +101,10 @@ async function storedAudio(key: string): Promise<Buffer> {
 
 const spoolFile = (tenant: ProvisionedTenant, callUuid: string) => path.join(spoolDir, tenant.tenantId, `${callUuid}.wav`);
 
+/** As PostgreSQL adds months: a day the target month lacks (29 February) clamps to its last day. */
 function addMonths(date: Date, months: number): string {
-  const d = new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + months, date.getUTCDate()));
+  const lastDay = new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + months + 1, 0)).getUTCDate();
+  const d = new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + months, Math.min(date.getUTCDate(), lastDay)));
   return d.toISOString().slice(0, 10);
 }
 
