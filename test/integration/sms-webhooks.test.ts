@@ -259,6 +259,9 @@ describe('inbound messages and keywords', () => {
       expect(note).toMatchObject({ event: 'sms.optout', data: { from_e164: `***${from.slice(-4)}`, body_preview: null } });
       // One confirmation, through the provider the STOP came in by, although the number is now listed.
       expect(await replies(tenant, from)).toEqual([{ kind: 'stop_confirmation', from: OUR_NUMBER, status: 'sent' }]);
+      // In the keyword's language.
+      const spanish = ['ALTO', 'Parar', 'cancelar'].includes(word);
+      expect(s.replies.find((r) => r.correctsId === null)?.body).toMatch(spanish ? /^Usted se dio de baja.*COMENZAR/ : /^You are unsubscribed.*START/);
     },
   );
 
@@ -304,6 +307,8 @@ describe('inbound messages and keywords', () => {
     expect(s.consents.every((c) => c.revokedAt === null)).toBe(true);
     expect(s.deliveries.filter((d) => d.eventId === s.inbound[0]!.id)).toEqual([]);
     expect(await replies(tenant, from)).toEqual([{ kind: 'help_reply', from: OUR_NUMBER, status: 'sent' }]);
+    const [reply] = (await state(tenant, from)).replies.filter((r) => r.correctsId === null);
+    expect(reply!.body).toMatch(word === 'Ayuda' ? /^Mensajes sobre su cuenta.*ALTO/ : /^Account messages.*STOP/);
   });
 
   it('ignores an inbound to an account-wide provider from a number none of its tenants texted, and an unparseable inbound', async () => {

@@ -1,4 +1,5 @@
-import { classifyKeyword, KEYWORDS, normalizeKeyword } from '../../src/modules/sms-webhooks/keywords';
+import { segmentInfo } from '../../src/modules/sms/segments';
+import { classifyKeyword, KEYWORD_REPLIES, keywordLanguage, keywordReply, KEYWORDS, normalizeKeyword } from '../../src/modules/sms-webhooks/keywords';
 
 describe('inbound SMS keywords', () => {
   it.each([
@@ -48,6 +49,37 @@ describe('inbound SMS keywords', () => {
   it('normalizes case, accents, punctuation and whitespace', () => {
     expect(normalizeKeyword('  ¡Opt—out!  ')).toBe('OPT OUT');
     expect(normalizeKeyword('Ayúda')).toBe('AYUDA');
+  });
+
+  it.each([
+    ['ALTO', 'es'],
+    ['¡Alto!', 'es'],
+    ['Ayúda', 'es'],
+    ['comenzar', 'es'],
+    ['baja', 'es'],
+    ['STOP', 'en'],
+    ['info', 'en'],
+    ['start', 'en'],
+    [null, 'en'],
+  ])('%j is answered in %s', (text, lang) => {
+    expect(keywordLanguage(text)).toBe(lang);
+  });
+
+  it('answers a Spanish keyword in Spanish with Spanish keywords, and an English one in English', () => {
+    expect(keywordReply('optout', 'ALTO')).toEqual({ kind: 'stop_confirmation', body: expect.stringMatching(/COMENZAR/) });
+    expect(keywordReply('optout', 'STOP')).toEqual({ kind: 'stop_confirmation', body: expect.stringMatching(/Reply START/) });
+    expect(keywordReply('help', 'ayuda').body).toMatch(/Responda ALTO/);
+    expect(keywordReply('optin', 'Comenzar').body).toMatch(/Responda ALTO .* AYUDA/);
+  });
+
+  it('keeps every reply one GSM-7 segment, its kind the same in both languages, and names only real keywords', () => {
+    for (const [action, byLang] of Object.entries(KEYWORD_REPLIES)) {
+      expect(byLang.es.kind).toBe(byLang.en.kind);
+      for (const { body } of Object.values(byLang)) {
+        expect(segmentInfo(body)).toMatchObject({ encoding: 'gsm7', segments: 1 });
+        for (const word of body.match(/\b[A-Z]{3,}\b/g) ?? []) expect({ action, word, keyword: classifyKeyword(word) !== null }).toEqual({ action, word, keyword: true });
+      }
+    }
   });
 
   it('keeps the three sets disjoint and every entry already normalized', () => {

@@ -39,4 +39,36 @@ export function classifyKeyword(text: string | null | undefined): KeywordAction 
   return TABLE.get(normalizeKeyword(text)) ?? null;
 }
 
+const SPANISH = new Set(['ALTO', 'PARAR', 'PARE', 'DETENER', 'CANCELAR', 'BAJA', 'REVOCAR', 'AYUDA', 'COMENZAR', 'INICIAR']);
+
+/** The language to answer a keyword in: Spanish for a Spanish keyword, English otherwise. */
+export function keywordLanguage(text: string | null | undefined): 'en' | 'es' {
+  return text && SPANISH.has(normalizeKeyword(text)) ? 'es' : 'en';
+}
+
+/**
+ * CTIA (REGULATIONS M1): STOP and HELP are confirmed by one reply; F25 allows one confirmation text.
+ * A Spanish keyword is answered in Spanish, naming Spanish keywords; the Spanish texts avoid letters
+ * outside GSM-7 (an accent would make each one a two-segment UCS-2 message).
+ */
+export const KEYWORD_REPLIES: Record<KeywordAction, Record<'en' | 'es', { kind: string; body: string }>> = {
+  optout: {
+    en: { kind: 'stop_confirmation', body: 'You are unsubscribed and will receive no more texts from us. Reply START to resubscribe.' },
+    es: { kind: 'stop_confirmation', body: 'Usted se dio de baja: ya no le enviaremos mensajes de texto. Responda COMENZAR para volver a suscribirse.' },
+  },
+  help: {
+    en: { kind: 'help_reply', body: 'Account messages. Reply STOP to unsubscribe. Msg&data rates may apply.' },
+    es: { kind: 'help_reply', body: 'Mensajes sobre su cuenta. Responda ALTO para darse de baja. Pueden aplicarse tarifas de mensajes y datos.' },
+  },
+  optin: {
+    en: { kind: 'start_confirmation', body: 'You are resubscribed to account texts. Reply STOP to unsubscribe, HELP for help.' },
+    es: { kind: 'start_confirmation', body: 'Reactivamos sus mensajes de texto sobre la cuenta. Responda ALTO para darse de baja o AYUDA para obtener ayuda.' },
+  },
+};
+
+/** The one reply a keyword gets, in the keyword's language. */
+export function keywordReply(action: KeywordAction, text: string | null | undefined): { kind: string; body: string } {
+  return KEYWORD_REPLIES[action][keywordLanguage(text)];
+}
+
 export const KEYWORDS: Readonly<Record<KeywordAction, readonly string[]>> = { optout: OPTOUT, help: HELP, optin: OPTIN };

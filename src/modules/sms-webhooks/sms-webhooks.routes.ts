@@ -60,7 +60,8 @@ envelope. Recorded as a \`received\` ledger row (a replayed provider message id 
 (case-insensitive, punctuation-tolerant, English and Spanish) acts: STOP, STOPALL, UNSUBSCRIBE, CANCEL, QUIT, END, REVOKE, OPT OUT,
 REMOVE, ALTO, PARAR, CANCELAR, BAJA... list the number internally (source optout_keyword), revoke its SMS consents and announce
 \`sms.optout\`; START, UNSTOP, COMENZAR, INICIAR lift only that keyword listing and re-grant consents a keyword revoked; HELP,
-INFO, AYUDA are recorded. Any other text is announced as \`sms.received\` (masked on the live floor). An inbound message to an
+INFO, AYUDA are recorded. STOP-family, START-family and HELP keywords get one reply (a confirmation or the help text), through
+the provider the keyword came in by, in Spanish for a Spanish keyword and in English otherwise. Any other text is announced as \`sms.received\` (masked on the live floor). An inbound message to an
 account-wide provider belongs to the account's tenant that last texted the number through that provider, and is \`ignored\`
 when there is none.`;
     app.openapi(route(endpoint, endpoint === 'dlr' ? 'SMS delivery receipt from a provider' : 'Inbound SMS from a provider', description), async (c) => {

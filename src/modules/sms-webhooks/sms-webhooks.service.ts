@@ -10,7 +10,7 @@ import type { SmsAdapterName } from '../sms/adapters/adapter';
 import { insertTransition, type SmsRow } from '../sms/sms.repository';
 import { segmentInfo } from '../sms/segments';
 import { smsMessageView } from '../sms/sms.views';
-import { classifyKeyword, normalizeKeyword, type KeywordAction } from './keywords';
+import { classifyKeyword, keywordReply, normalizeKeyword, type KeywordAction } from './keywords';
 import { parseWebhook, type ParsedInbound, type ParsedReceipt } from './sms-webhooks.parse';
 import { ED25519_SIGNATURE_HEADER, ED25519_TIMESTAMP_HEADER, HMAC_HEADER, verifyEd25519, verifyHmac } from './signature';
 
@@ -145,17 +145,11 @@ async function recordInbound(deps: AppDeps, provider: WebhookProvider, m: Parsed
     await applyKeyword(sql, tenantId, row, action);
     return { outcome: 'ok', row };
   });
-  const reply = action ? REPLIES[action] : undefined;
+  const reply = action ? keywordReply(action, m.text) : undefined;
   if (result.row && reply) await sendKeywordReply(deps, tenantId, result.row, reply, log);
   return result.outcome;
 }
 
-/** CTIA (REGULATIONS M1): STOP and HELP are confirmed by one reply; F25 allows one confirmation text. */
-const REPLIES: Record<KeywordAction, { kind: string; body: string }> = {
-  optout: { kind: 'stop_confirmation', body: 'You are unsubscribed and will receive no more texts from us. Reply START to resubscribe.' },
-  help: { kind: 'help_reply', body: 'Account messages. Reply STOP to unsubscribe. Msg&data rates may apply.' },
-  optin: { kind: 'start_confirmation', body: 'You are resubscribed to account texts. Reply STOP to unsubscribe, HELP for help.' },
-};
 
 /**
  * The keyword's reply, after the inbound committed, through the provider the keyword came in by.
