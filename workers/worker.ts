@@ -113,7 +113,13 @@ export async function createWorker(deps: AppDeps, setup: WorkerSetup): Promise<W
   }
   const stopRelay =
     deps.esl && deps.temporal
-      ? startCallEventRelay({ esl: deps.esl, temporal: deps.temporal, taskQueue: setup.taskQueue, logger: deps.logger.child({ component: 'call-events' }) })
+      ? startCallEventRelay({
+          esl: deps.esl,
+          temporal: deps.temporal,
+          taskQueue: setup.taskQueue,
+          logger: deps.logger.child({ component: 'call-events' }),
+          box: deps.box,
+        })
       : () => Promise.resolve();
   const shutdown = () => {
     stopping.abort();

@@ -3,7 +3,7 @@ import { Client } from 'pg';
 import { withTenantSql } from '../../src/lib/tenancy';
 import { createSwitchCommands } from '../../src/switch/esl';
 import type { SwitchEvent } from '../../src/switch/simulator';
-import { campaignRunWorkflowId } from '../../workflows/ids';
+import { aiCallWorkflowId, callSessionWorkflowId, campaignRunWorkflowId } from '../../workflows/ids';
 import { daytimePrefix, numberEnding, runWorker, seatAgents, seedLeads, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
 import { ADMIN_TOKEN, provisionTenant, startTestApp, type ProvisionedTenant, type TestApp } from '../helpers/harness';
 import { insertAgentWidgetToken } from '../helpers/widget';
@@ -153,6 +153,14 @@ async function greetedCall(t: AiTenant, campaignId: string): Promise<{ original:
   return { original, conv };
 }
 
+/**
+ * A history as text with every payload decoded, so a check reads what the Web UI shows (the
+ * history's JSON form carries payload bytes as base64 `data`).
+ */
+function payloadText(history: unknown): string {
+  return JSON.stringify(history, (key, value: unknown) => (key === 'data' && typeof value === 'string' ? Buffer.from(value, 'base64').toString('utf8') : value));
+}
+
 const say = (uuid: string, text: string) => createSwitchCommands(rig.esl).simulateSpeech(uuid, text);
 
 async function usageRows(t: AiTenant): Promise<Array<{ call_uuid: string; billable_seconds: number; cost_usd: string; minute_rate_usd: string }>> {
@@ -240,6 +248,12 @@ describe('ai_voice campaign calls', () => {
     );
     expect(dnc).toEqual([{ phone_e164: to, source: 'optout_keyword' }]);
     await finalRow(t, campaignId, original.id);
+    // The words crossed Temporal sealed: neither workflow history (kept, readable in the Web UI) holds them.
+    for (const id of [callSessionWorkflowId(t.tenant.tenantId, original.call_uuid), aiCallWorkflowId(t.tenant.tenantId, original.call_uuid)]) {
+      const history = payloadText(await app.deps.temporal!.workflow.getHandle(id).fetchHistory());
+      expect(history).toContain('"eventType"');
+      expect(history).not.toMatch(/555 0123|stop calling/);
+    }
     await stop(t, campaignId);
   });
 

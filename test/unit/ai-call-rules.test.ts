@@ -1,5 +1,7 @@
 import { aiGateRefusal, billableMinutes, billableSeconds, toMicros, turnPromptPath, utcMonth } from '../../src/modules/ai-calls/ai-call.rules';
+import { openSpeech, sealSpeech } from '../../src/modules/ai-calls/ai-speech.seal';
 import { toCallSignal } from '../../src/modules/dialer/call-event.relay';
+import { CryptoBox } from '../../src/lib/crypto-box';
 import type { EslEvent } from '../../src/switch/esl';
 
 describe('ai-call rules', () => {
@@ -47,8 +49,20 @@ describe('dd::speech relay', () => {
   const event = (headers: Record<string, string>): EslEvent =>
     ({ name: 'CUSTOM', subclass: 'dd::speech', uuid: 'u1', headers: { 'Event-Sequence': '7', 'Event-Date-Timestamp': '1767225600000000', ...headers }, variables: {} }) as unknown as EslEvent;
 
-  it('becomes a speech signal carrying the words, cut at 2,000 characters', () => {
-    expect(toCallSignal(event({ 'Speech-Text': 'born 01011980' }))).toEqual({ kind: 'speech', seq: '7', text: 'born 01011980', at: '2026-01-01T00:00:00.000Z' });
-    expect((toCallSignal(event({ 'Speech-Text': 'a'.repeat(2500) })) as { text: string }).text).toHaveLength(2000);
+  const box = new CryptoBox('relay-test-key');
+  const seal = (text: string) => sealSpeech(box, text);
+
+  it('becomes a speech signal carrying the words sealed, cut at 2,000 characters', () => {
+    const signal = toCallSignal(event({ 'Speech-Text': 'born 01011980' }), seal) as { kind: string; seq: string; text: string; at: string };
+    expect(signal).toEqual({ kind: 'speech', seq: '7', text: expect.any(String), at: '2026-01-01T00:00:00.000Z' });
+    expect(signal.text).not.toContain('01011980');
+    expect(openSpeech(box, signal.text)).toBe('born 01011980');
+    expect(openSpeech(box, (toCallSignal(event({ 'Speech-Text': 'a'.repeat(2500) }), seal) as { text: string }).text)).toHaveLength(2000);
+  });
+
+  it('opens speech signalled before sealing as it is, and refuses a sealed value of another key', () => {
+    expect(openSpeech(box, 'born 01011980')).toBe('born 01011980');
+    expect(openSpeech(box, 'v1 is my answer')).toBe('v1 is my answer');
+    expect(() => openSpeech(box, sealSpeech(new CryptoBox('another-deployment'), 'born 01011980'))).toThrow();
   });
 });

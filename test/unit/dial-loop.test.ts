@@ -434,6 +434,8 @@ describe('tickRowId', () => {
 // ---------------------------------------------------------------------------------------------
 
 describe('toCallSignal', () => {
+  /** None of these events carries speech, so nothing is sealed. */
+  const plain = (text: string) => text;
   const US = 1_767_225_600_123_456; // 2026-01-01T00:00:00.123456Z in microseconds
   const AT = '2026-01-01T00:00:00.123Z';
   const ev = (name: string, headers: Record<string, string> = {}, variables: Record<string, string> = {}, subclass?: string): EslEvent => ({
@@ -446,15 +448,15 @@ describe('toCallSignal', () => {
   });
 
   it('CHANNEL_ANSWER is answered at the event time, with the event sequence as seq', () => {
-    expect(toCallSignal(ev('CHANNEL_ANSWER'))).toEqual({ kind: 'answered', seq: '1001', at: AT });
+    expect(toCallSignal(ev('CHANNEL_ANSWER'), plain)).toEqual({ kind: 'answered', seq: '1001', at: AT });
   });
 
   it('uses Event-Sequence as seq, and name plus timestamp when it is missing', () => {
-    expect(toCallSignal(ev('CHANNEL_ANSWER', { 'Event-Sequence': '77' }))!.seq).toBe('77');
-    expect(toCallSignal(ev('CHANNEL_ANSWER', { 'Event-Sequence': '' }))!.seq).toBe(`CHANNEL_ANSWER:${US}`);
+    expect(toCallSignal(ev('CHANNEL_ANSWER', { 'Event-Sequence': '77' }), plain)!.seq).toBe('77');
+    expect(toCallSignal(ev('CHANNEL_ANSWER', { 'Event-Sequence': '' }), plain)!.seq).toBe(`CHANNEL_ANSWER:${US}`);
     const noSeq = ev('DTMF', { 'DTMF-Digit': '5' });
     delete noSeq.headers['Event-Sequence'];
-    expect(toCallSignal(noSeq)!.seq).toBe(`DTMF:${US}`);
+    expect(toCallSignal(noSeq, plain)!.seq).toBe(`DTMF:${US}`);
   });
 
   it('reads the time from Event-Date-Timestamp, and uses the clock when it is missing or bad', () => {
@@ -463,7 +465,7 @@ describe('toCallSignal', () => {
       if (stamp === undefined) delete e.headers['Event-Date-Timestamp'];
       else e.headers['Event-Date-Timestamp'] = stamp;
       const before = Date.now();
-      const s = toCallSignal(e) as { at: string };
+      const s = toCallSignal(e, plain) as { at: string };
       const at = Date.parse(s.at);
       expect(at).toBeGreaterThanOrEqual(before);
       expect(at).toBeLessThanOrEqual(Date.now());
@@ -471,55 +473,55 @@ describe('toCallSignal', () => {
   });
 
   it('CUSTOM amd carries the upper-cased AMD-Result, else the amd_result variable', () => {
-    expect(toCallSignal(ev('CUSTOM', { 'AMD-Result': 'machine' }, {}, 'amd'))).toEqual({ kind: 'amd', seq: '1001', verdict: 'MACHINE' });
-    expect(toCallSignal(ev('CUSTOM', { 'AMD-Result': 'HUMAN' }, { amd_result: 'MACHINE' }, 'amd'))).toEqual({ kind: 'amd', seq: '1001', verdict: 'HUMAN' });
-    expect(toCallSignal(ev('CUSTOM', {}, { amd_result: 'notsure' }, 'amd'))).toEqual({ kind: 'amd', seq: '1001', verdict: 'NOTSURE' });
-    expect(toCallSignal(ev('CUSTOM', {}, {}, 'amd'))).toEqual({ kind: 'amd', seq: '1001', verdict: '' });
+    expect(toCallSignal(ev('CUSTOM', { 'AMD-Result': 'machine' }, {}, 'amd'), plain)).toEqual({ kind: 'amd', seq: '1001', verdict: 'MACHINE' });
+    expect(toCallSignal(ev('CUSTOM', { 'AMD-Result': 'HUMAN' }, { amd_result: 'MACHINE' }, 'amd'), plain)).toEqual({ kind: 'amd', seq: '1001', verdict: 'HUMAN' });
+    expect(toCallSignal(ev('CUSTOM', {}, { amd_result: 'notsure' }, 'amd'), plain)).toEqual({ kind: 'amd', seq: '1001', verdict: 'NOTSURE' });
+    expect(toCallSignal(ev('CUSTOM', {}, {}, 'amd'), plain)).toEqual({ kind: 'amd', seq: '1001', verdict: '' });
   });
 
   it('CUSTOM of another subclass, or of none, is not a call signal', () => {
-    expect(toCallSignal(ev('CUSTOM', { 'AMD-Result': 'HUMAN' }, {}, 'sofia::register'))).toBeNull();
-    expect(toCallSignal(ev('CUSTOM', { 'AMD-Result': 'HUMAN' }, {}, 'AMD'))).toBeNull();
-    expect(toCallSignal(ev('CUSTOM', { 'AMD-Result': 'HUMAN' }))).toBeNull();
+    expect(toCallSignal(ev('CUSTOM', { 'AMD-Result': 'HUMAN' }, {}, 'sofia::register'), plain)).toBeNull();
+    expect(toCallSignal(ev('CUSTOM', { 'AMD-Result': 'HUMAN' }, {}, 'AMD'), plain)).toBeNull();
+    expect(toCallSignal(ev('CUSTOM', { 'AMD-Result': 'HUMAN' }), plain)).toBeNull();
   });
 
   it('DTMF carries a valid digit and its time', () => {
     for (const digit of ['0', '5', '9', '*', '#']) {
-      expect(toCallSignal(ev('DTMF', { 'DTMF-Digit': digit }))).toEqual({ kind: 'dtmf', seq: '1001', digit, at: AT });
+      expect(toCallSignal(ev('DTMF', { 'DTMF-Digit': digit }), plain)).toEqual({ kind: 'dtmf', seq: '1001', digit, at: AT });
     }
   });
 
   it('DTMF with no digit, several or a non-DTMF character is dropped', () => {
-    for (const digit of ['', '12', 'A', 'a', ' ', '5 ', '+']) expect(toCallSignal(ev('DTMF', { 'DTMF-Digit': digit }))).toBeNull();
-    expect(toCallSignal(ev('DTMF'))).toBeNull();
+    for (const digit of ['', '12', 'A', 'a', ' ', '5 ', '+']) expect(toCallSignal(ev('DTMF', { 'DTMF-Digit': digit }), plain)).toBeNull();
+    expect(toCallSignal(ev('DTMF'), plain)).toBeNull();
   });
 
   it('CHANNEL_EXECUTE_COMPLETE is playback_done for playback only', () => {
-    expect(toCallSignal(ev('CHANNEL_EXECUTE_COMPLETE', { Application: 'playback' }))).toEqual({ kind: 'playback_done', seq: '1001' });
-    for (const app of ['park', 'bridge', 'speak', 'Playback', '']) expect(toCallSignal(ev('CHANNEL_EXECUTE_COMPLETE', { Application: app }))).toBeNull();
-    expect(toCallSignal(ev('CHANNEL_EXECUTE_COMPLETE'))).toBeNull();
+    expect(toCallSignal(ev('CHANNEL_EXECUTE_COMPLETE', { Application: 'playback' }), plain)).toEqual({ kind: 'playback_done', seq: '1001' });
+    for (const app of ['park', 'bridge', 'speak', 'Playback', '']) expect(toCallSignal(ev('CHANNEL_EXECUTE_COMPLETE', { Application: app }), plain)).toBeNull();
+    expect(toCallSignal(ev('CHANNEL_EXECUTE_COMPLETE'), plain)).toBeNull();
   });
 
   it('CHANNEL_HANGUP_COMPLETE of an answered call carries cause, SIP code and answer time', () => {
-    const s = toCallSignal(ev('CHANNEL_HANGUP_COMPLETE', { 'Hangup-Cause': 'NORMAL_CLEARING' }, { sip_term_status: '200', answer_epoch: '1767225590' }));
+    const s = toCallSignal(ev('CHANNEL_HANGUP_COMPLETE', { 'Hangup-Cause': 'NORMAL_CLEARING' }, { sip_term_status: '200', answer_epoch: '1767225590' }), plain);
     expect(s).toEqual({ kind: 'hangup', seq: '1001', at: AT, cause: 'NORMAL_CLEARING', sipCode: 200, answeredAt: '2025-12-31T23:59:50.000Z' });
   });
 
   it('CHANNEL_HANGUP_COMPLETE of an unanswered call: answer_epoch 0 is no answer', () => {
-    const s = toCallSignal(ev('CHANNEL_HANGUP_COMPLETE', { 'Hangup-Cause': 'USER_BUSY' }, { sip_term_status: '486', answer_epoch: '0' }));
+    const s = toCallSignal(ev('CHANNEL_HANGUP_COMPLETE', { 'Hangup-Cause': 'USER_BUSY' }, { sip_term_status: '486', answer_epoch: '0' }), plain);
     expect(s).toEqual({ kind: 'hangup', seq: '1001', at: AT, cause: 'USER_BUSY', sipCode: 486, answeredAt: null });
-    expect((toCallSignal(ev('CHANNEL_HANGUP_COMPLETE', { 'Hangup-Cause': 'NO_ANSWER' })) as { answeredAt: unknown }).answeredAt).toBeNull();
+    expect((toCallSignal(ev('CHANNEL_HANGUP_COMPLETE', { 'Hangup-Cause': 'NO_ANSWER' }), plain) as { answeredAt: unknown }).answeredAt).toBeNull();
   });
 
   it('CHANNEL_HANGUP_COMPLETE without a usable SIP status has sipCode null', () => {
     for (const sip of [undefined, '', '0', 'abc', '486.5', '-1']) {
       const vars: Record<string, string> = sip === undefined ? {} : { sip_term_status: sip };
-      expect((toCallSignal(ev('CHANNEL_HANGUP_COMPLETE', { 'Hangup-Cause': 'NORMAL_CLEARING' }, vars)) as { sipCode: unknown }).sipCode).toBeNull();
+      expect((toCallSignal(ev('CHANNEL_HANGUP_COMPLETE', { 'Hangup-Cause': 'NORMAL_CLEARING' }, vars), plain) as { sipCode: unknown }).sipCode).toBeNull();
     }
   });
 
   it('CHANNEL_HANGUP_COMPLETE takes the cause from the header, else the variable, else NORMAL_CLEARING', () => {
-    const cause = (headers: Record<string, string>, vars: Record<string, string>) => (toCallSignal(ev('CHANNEL_HANGUP_COMPLETE', headers, vars)) as { cause: string }).cause;
+    const cause = (headers: Record<string, string>, vars: Record<string, string>) => (toCallSignal(ev('CHANNEL_HANGUP_COMPLETE', headers, vars), plain) as { cause: string }).cause;
     expect(cause({ 'Hangup-Cause': 'CALL_REJECTED' }, { hangup_cause: 'USER_BUSY' })).toBe('CALL_REJECTED');
     expect(cause({}, { hangup_cause: 'USER_BUSY' })).toBe('USER_BUSY');
     expect(cause({ 'Hangup-Cause': '' }, { hangup_cause: 'NO_ANSWER' })).toBe('NO_ANSWER');
@@ -528,7 +530,7 @@ describe('toCallSignal', () => {
 
   it('any other event is not a call signal', () => {
     for (const name of ['CHANNEL_CREATE', 'CHANNEL_PROGRESS', 'CHANNEL_HANGUP', 'CHANNEL_EXECUTE', 'BACKGROUND_JOB', 'HEARTBEAT', 'channel_answer', '']) {
-      expect(toCallSignal(ev(name, { Application: 'playback', 'DTMF-Digit': '1', 'AMD-Result': 'HUMAN' }, {}, 'amd'))).toBeNull();
+      expect(toCallSignal(ev(name, { Application: 'playback', 'DTMF-Digit': '1', 'AMD-Result': 'HUMAN' }, {}, 'amd'), plain)).toBeNull();
     }
   });
 });

@@ -21,6 +21,7 @@ import {
 } from './ai-call.repository';
 import { maskConsumerText } from '../ai-conversations/ai-conversation.rules';
 import { billableMinutes, billableSeconds, turnPromptPath } from './ai-call.rules';
+import { openSpeech } from './ai-speech.seal';
 
 /** Days a spoken promise without a named date is due in. */
 export const AI_PROMISE_DUE_DAYS = 7;
@@ -118,10 +119,11 @@ export async function respondAiTurn(
     if (row.status !== 'active') return null;
     const at = new Date(ref.at);
     const elapsed = elapsedOf(ref.answeredAt, at);
-    const turn = ruleBasedEngine.respond(row.engine_state.state as RuleEngineState, ref.utterance, elapsed);
+    const utterance = openSpeech(deps.box, ref.utterance);
+    const turn = ruleBasedEngine.respond(row.engine_state.state as RuleEngineState, utterance, elapsed);
     const stored = storedOf(ref.turn, turn.state, turn.say.length, turn.outcome, turn.events);
     const transcript: TranscriptEntry[] = [
-      { speaker: 'consumer', text: maskConsumerText(ref.utterance), at_seconds: elapsed },
+      { speaker: 'consumer', text: maskConsumerText(utterance), at_seconds: elapsed },
       ...turn.say.map((text) => ({ speaker: 'agent' as const, text, at_seconds: elapsed })),
     ];
     await appendTurn(sql, row.id, { transcript, events: turn.events, engineState: stored, outcome: turn.outcome, end: stored.last.ended && !stored.last.handoff });

@@ -3,7 +3,9 @@ import type { Logger } from '../../lib/logger';
 import type { EslEvent, EslManager } from '../../switch/esl';
 import { callEventSignal, callSessionWorkflow, type CallSignal } from '../../../workflows/call-session.workflow';
 import { callSessionWorkflowId } from '../../../workflows/ids';
+import type { CryptoBox } from '../../lib/crypto-box';
 import { MAX_SPEECH_CHARS } from '../ai-calls/ai-call.rules';
+import { sealSpeech } from '../ai-calls/ai-speech.seal';
 
 /** Event-Date-Timestamp is microseconds since the epoch. */
 function eventTime(ev: EslEvent): string {
@@ -16,8 +18,11 @@ function epochTime(value: string | undefined): string | null {
   return Number.isFinite(s) && s > 0 ? new Date(s * 1000).toISOString() : null;
 }
 
-/** The call-session signal an ESL event of a campaign consumer leg stands for, or null. */
-export function toCallSignal(ev: EslEvent): CallSignal | null {
+/**
+ * The call-session signal an ESL event of a campaign consumer leg stands for, or null. `seal`
+ * turns a consumer's words into what may enter a workflow history (ai-speech.seal.ts).
+ */
+export function toCallSignal(ev: EslEvent, seal: (text: string) => string): CallSignal | null {
   const seq = ev.headers['Event-Sequence'] || `${ev.name}:${ev.headers['Event-Date-Timestamp'] ?? ''}`;
   switch (ev.name) {
     case 'CHANNEL_ANSWER':
@@ -25,9 +30,9 @@ export function toCallSignal(ev: EslEvent): CallSignal | null {
     case 'CUSTOM': {
       // dd::speech is the contract of the switch's speech recognizer: one event per consumer
       // utterance, its words in Speech-Text (docs/ai-calls.md). The engine reads them unmasked (a
-      // date of birth is eight digits); the transcript masks them when it is written.
+      // date of birth is eight digits), so they travel sealed; the transcript masks them when it is written.
       if (ev.subclass === 'dd::speech') {
-        return { kind: 'speech', seq, text: (ev.headers['Speech-Text'] ?? '').slice(0, MAX_SPEECH_CHARS), at: eventTime(ev) };
+        return { kind: 'speech', seq, text: seal((ev.headers['Speech-Text'] ?? '').slice(0, MAX_SPEECH_CHARS)), at: eventTime(ev) };
       }
       if (ev.subclass !== 'amd') return null;
       return { kind: 'amd', seq, verdict: (ev.headers['AMD-Result'] ?? ev.variables.amd_result ?? '').toUpperCase() };
@@ -59,6 +64,8 @@ export interface CallEventRelayOptions {
   temporal: TemporalClient;
   taskQueue: string;
   logger: Logger;
+  /** Seals consumer speech before it enters a workflow history. */
+  box: CryptoBox;
   /** Idle limit of a call session (the reaper's business after that). */
   idleMs?: number;
 }
@@ -77,7 +84,7 @@ export function startCallEventRelay(options: CallEventRelayOptions): () => Promi
     const attemptId = ev.variables.dd_call_attempt_id;
     const tenantId = ev.variables.dd_tenant_id;
     if (!ev.uuid || !attemptId || !tenantId) return;
-    const signal = toCallSignal(ev);
+    const signal = toCallSignal(ev, (text) => sealSpeech(options.box, text));
     if (!signal) return;
     const uuid = ev.uuid;
     const send = async () => {

@@ -1,0 +1,22 @@
+import type { CryptoBox } from '../../lib/crypto-box';
+
+/**
+ * A consumer's words (a date of birth, the last digits of an account) travel from the switch
+ * relay through two workflows to the engine's activity. Temporal keeps every signal and activity
+ * input in the workflow's history, readable in the Web UI, so they cross it sealed under the
+ * deployment key and are opened only where the engine reads them.
+ */
+export function sealSpeech(box: CryptoBox, text: string): string {
+  return box.encrypt(text);
+}
+
+const SEALED = /^v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+/**
+ * The words of a sealed utterance. Speech signalled before sealing existed is plain text and is
+ * taken as it is; a sealed value that does not open (another deployment's key) is an error, never
+ * words for the engine.
+ */
+export function openSpeech(box: CryptoBox, value: string): string {
+  return SEALED.test(value) ? box.decrypt(value) : value;
+}
