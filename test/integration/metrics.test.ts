@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Client } from 'pg';
-import { prepareDatabase } from '../../src/db/migrate';
+import { privateDatabase, type PrivateDatabase } from '../helpers/private-database';
 import { createLogger } from '../../src/lib/logger';
 import { createMetrics, startMetricsServer, type Metrics } from '../../src/lib/metrics';
 import { withTenant } from '../../src/lib/tenancy';
@@ -153,6 +152,7 @@ describe('Prometheus metrics', () => {
  */
 describe('dial loop, webhook, switch and worker metrics', () => {
   const taskQueue = `metrics-${randomUUID()}`;
+  let database: PrivateDatabase | undefined;
   let databaseUrl: string;
   let rig: SwitchRig;
   let esl: EslManager;
@@ -164,18 +164,6 @@ describe('dial loop, webhook, switch and worker metrics', () => {
   let receiver: Server;
   let tenant: ProvisionedTenant;
 
-  const adminDb = async (sql: string) => {
-    const u = new URL(databaseUrl);
-    const name = u.pathname.slice(1);
-    u.pathname = '/postgres';
-    const client = new Client({ connectionString: u.toString() });
-    await client.connect();
-    try {
-      await client.query(sql.replace('$db', `"${name}"`));
-    } finally {
-      await client.end();
-    }
-  };
   const scrape = async () => {
     const res = await httpRequest(metricsPort, 'GET', '/metrics');
     expect(res.status).toBe(200);
@@ -185,11 +173,8 @@ describe('dial loop, webhook, switch and worker metrics', () => {
     samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((n, s) => n + s.value, 0);
 
   beforeAll(async () => {
-    const base = new URL(process.env.TEST_DATABASE_URL!);
-    base.pathname = `${base.pathname}_metrics`;
-    databaseUrl = base.toString();
-    await adminDb('DROP DATABASE IF EXISTS $db WITH (FORCE)');
-    await prepareDatabase(databaseUrl);
+    database = await privateDatabase('metrics');
+    databaseUrl = database.url;
 
     receiver = http.createServer((req, res) => {
       req.resume();
@@ -230,7 +215,7 @@ describe('dial loop, webhook, switch and worker metrics', () => {
     await rig?.close();
     await new Promise<void>((resolve) => (metricsServer ? metricsServer.close(() => resolve()) : resolve()));
     await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
-    if (databaseUrl) await adminDb('DROP DATABASE IF EXISTS $db WITH (FORCE)');
+    await database?.drop();
   });
 
   it('counts dials, refusals by gate, connected calls, ticks, deliveries, dead letters, the switch link and the worker', async () => {

@@ -5,10 +5,9 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
-import { Client as PgClient } from 'pg';
 import { temporal as proto } from '@temporalio/proto';
 import { ROOT_DIR } from '../../src/config';
-import { prepareDatabase } from '../../src/db/migrate';
+import { privateDatabase, type PrivateDatabase } from '../helpers/private-database';
 import { emitEvent } from '../../src/lib/events';
 import { withTenant, withTenantSql } from '../../src/lib/tenancy';
 import { historyFromFile, listCampaignRuns, replayHistory, showCampaignRun } from '../../src/ops/campaigns.commands';
@@ -43,26 +42,12 @@ let receiver: http.Server;
 let origin: string;
 const replies = new Map<string, number>();
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'ops-cli-'));
+let database: PrivateDatabase | undefined;
 let databaseUrl: string;
 
-async function dropDatabase(url: string): Promise<void> {
-  const maintenance = new URL(url);
-  maintenance.pathname = '/postgres';
-  const client = new PgClient({ connectionString: maintenance.toString() });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS "${new URL(url).pathname.slice(1)}" WITH (FORCE)`);
-  } finally {
-    await client.end();
-  }
-}
-
 beforeAll(async () => {
-  const base = new URL(process.env.TEST_DATABASE_URL!);
-  base.pathname = `${base.pathname}_ops`;
-  databaseUrl = base.toString();
-  await dropDatabase(databaseUrl);
-  await prepareDatabase(databaseUrl);
+  database = await privateDatabase('ops');
+  databaseUrl = database.url;
 
   receiver = http.createServer((req, res) => {
     req.resume();
@@ -91,7 +76,7 @@ afterAll(async () => {
   receiver?.closeAllConnections();
   await new Promise((resolve) => receiver?.close(resolve));
   rmSync(tmp, { recursive: true, force: true });
-  if (databaseUrl) await dropDatabase(databaseUrl);
+  await database?.drop();
 });
 
 interface CliRun {

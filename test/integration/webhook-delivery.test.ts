@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Client } from 'pg';
 import Stripe from 'stripe';
-import { prepareDatabase } from '../../src/db/migrate';
+import { privateDatabase, type PrivateDatabase } from '../helpers/private-database';
 import { systemResolver } from '../../src/lib/egress';
 import { emitEvent } from '../../src/lib/events';
 import { withTenantSql } from '../../src/lib/tenancy';
@@ -37,6 +36,7 @@ type Reply = { status: number; body?: string | Buffer; headers?: Record<string, 
 
 const stripe = new Stripe('sk_test_x');
 const taskQueue = `webhooks-${randomUUID()}`;
+let database: PrivateDatabase | undefined;
 let databaseUrl: string;
 let receiver: http.Server;
 let origin: string;
@@ -45,28 +45,9 @@ let worker: RunningWorker;
 const received: Received[] = [];
 const replies = new Map<string, Reply>();
 
-function maintenanceUrl(url: string): string {
-  const u = new URL(url);
-  u.pathname = '/postgres';
-  return u.toString();
-}
-
-async function dropDatabase(url: string): Promise<void> {
-  const client = new Client({ connectionString: maintenanceUrl(url) });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS "${new URL(url).pathname.slice(1)}" WITH (FORCE)`);
-  } finally {
-    await client.end();
-  }
-}
-
 beforeAll(async () => {
-  const base = new URL(process.env.TEST_DATABASE_URL!);
-  base.pathname = `${base.pathname}_webhooks`;
-  databaseUrl = base.toString();
-  await dropDatabase(databaseUrl);
-  await prepareDatabase(databaseUrl);
+  database = await privateDatabase('webhooks');
+  databaseUrl = database.url;
 
   receiver = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -92,7 +73,7 @@ afterAll(async () => {
   await app?.close();
   receiver?.closeAllConnections();
   await new Promise((resolve) => receiver?.close(resolve));
-  if (databaseUrl) await dropDatabase(databaseUrl);
+  await database?.drop();
 });
 afterAll(() => recordWorkflowHistories('webhook-delivery', [taskQueue], { webhookDispatcherWorkflow: 1, recordingRetentionWorkflow: 1 }));
 
