@@ -1,5 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
-import { createWorker } from '../workers/worker';
+import { runServiceWorker } from '../workers/worker';
 import { loadConfig, SERVICE_VERSION } from './config';
 import { prepareDatabase } from './db/migrate';
 import { randomBytes } from 'node:crypto';
@@ -71,24 +71,7 @@ async function main(): Promise<void> {
   // Before the worker, so it closes after it: a scrape during the drain still sees the worker.
   const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT, config.HOST);
   stops.push({ name: 'metrics listener', run: () => new Promise<void>((resolve) => metricsServer.close(() => resolve())) });
-  const { worker, connection: workerConnection, stopRelay, shutdown: stopWorker } = await createWorker(deps, {
-    address: temporalAddress,
-    namespace: config.TEMPORAL_NAMESPACE,
-    taskQueue: config.TEMPORAL_TASK_QUEUE,
-    workflowBundlePath: config.WORKFLOW_BUNDLE_PATH,
-    shutdownGraceMs: graceMs,
-    sdkMetricsAddress: config.TEMPORAL_SDK_METRICS_ADDRESS,
-  });
-  const running: Promise<void> = worker.run();
-  stops.push({
-    name: 'temporal worker (in-flight activities finish or are cancelled)',
-    begin: stopWorker,
-    run: async () => {
-      await running;
-      await stopRelay();
-      await workerConnection.close();
-    },
-  });
+  stops.push((await runServiceWorker(deps, temporalAddress)).step);
 
   const http = await startHttpServer(deps, metrics, config.PORT, config.HOST);
   stops.push({ name: 'http (stop accepting, close websockets, drain requests)', run: () => http.close(graceMs) });

@@ -5,7 +5,7 @@ import { createLogger } from '../src/lib/logger';
 import { createMetrics, startMetricsServer } from '../src/lib/metrics';
 import { createDeps, onShutdownSignals, type ShutdownStep } from '../src/runtime';
 import { createEslManager } from '../src/switch/esl';
-import { createWorker } from './worker';
+import { runServiceWorker } from './worker';
 
 /**
  * A worker on its own (`npm run worker`), for deployments that scale workers apart from the API.
@@ -46,24 +46,8 @@ async function main(): Promise<void> {
     },
     (err: unknown) => logger.error({ err }, 'worker metrics listener could not start; the worker runs without it'),
   );
-  const { worker, connection: workerConnection, stopRelay, shutdown: stopWorker } = await createWorker(deps, {
-    address: config.TEMPORAL_ADDRESS,
-    namespace: config.TEMPORAL_NAMESPACE,
-    taskQueue: config.TEMPORAL_TASK_QUEUE,
-    workflowBundlePath: config.WORKFLOW_BUNDLE_PATH,
-    shutdownGraceMs: graceMs,
-    sdkMetricsAddress: config.TEMPORAL_SDK_METRICS_ADDRESS,
-  });
-  const running = worker.run();
-  stops.push({
-    name: 'temporal worker (in-flight activities finish or are cancelled)',
-    begin: stopWorker,
-    run: async () => {
-      await running;
-      await stopRelay();
-      await workerConnection.close();
-    },
-  });
+  const { running, step } = await runServiceWorker(deps, config.TEMPORAL_ADDRESS);
+  stops.push(step);
   logger.info({ task_queue: config.TEMPORAL_TASK_QUEUE }, 'worker running');
   // A worker that fails on its own (not through a signal) takes the process down with it.
   running.catch((err: unknown) => {

@@ -3,6 +3,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } 
 import { createActivities } from '../activities';
 import { startCallEventRelay } from '../src/modules/dialer/call-event.relay';
 import type { AppDeps } from '../src/deps';
+import type { ShutdownStep } from '../src/runtime';
 import { workerMetrics } from '../src/lib/metrics';
 import { activityMetricsInterceptor } from '../src/lib/worker-metrics';
 import { recordingRetentionSweepSignal, recordingRetentionWorkflow, recordingRetentionWorkflowId } from '../workflows/recording-retention.workflow';
@@ -126,4 +127,34 @@ export async function createWorker(deps: AppDeps, setup: WorkerSetup): Promise<W
     if (worker.getState() === 'RUNNING') worker.shutdown();
   };
   return { worker, connection, stopRelay, shutdown };
+}
+
+/**
+ * The service's worker (npm start, npm run worker) from the deployment's configuration, running.
+ * `step` is its shutdown step: told to stop at the signal, drained within SHUTDOWN_GRACE_MS, then
+ * its relay and connection closed.
+ */
+export async function runServiceWorker(deps: AppDeps, address: string): Promise<{ running: Promise<void>; step: ShutdownStep }> {
+  const { config } = deps;
+  const handle = await createWorker(deps, {
+    address,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    workflowBundlePath: config.WORKFLOW_BUNDLE_PATH,
+    shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
+    sdkMetricsAddress: config.TEMPORAL_SDK_METRICS_ADDRESS,
+  });
+  const running = handle.worker.run();
+  return {
+    running,
+    step: {
+      name: 'temporal worker (in-flight activities finish or are cancelled)',
+      begin: handle.shutdown,
+      run: async () => {
+        await running;
+        await handle.stopRelay();
+        await handle.connection.close();
+      },
+    },
+  };
 }
