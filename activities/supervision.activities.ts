@@ -1,4 +1,5 @@
 import type { AppDeps } from '../src/deps';
+import { endSupervisionLeg, type SupervisionLegEnded } from '../src/modules/supervision/supervision-leg.service';
 import { runSupervision, type SupervisionInput } from '../src/modules/supervision/supervision.switch';
 
 /**
@@ -8,6 +9,7 @@ import { runSupervision, type SupervisionInput } from '../src/modules/supervisio
 export function createSupervisionActivities(deps: AppDeps) {
   return {
     superviseCall: (input: SupervisionInput) => runSupervision(deps, input),
+    endSupervisionLeg: (input: SupervisionLegEnded) => endSupervisionLeg(deps, input),
   };
 }
 

@@ -1,7 +1,10 @@
 import path from 'node:path';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import type { Client } from '@temporalio/client';
 import { startCallEventRelay } from '../src/modules/dialer/call-event.relay';
+import { startSupervisionLegRelay } from '../src/modules/supervision/supervision-leg.relay';
+import type { EslManager } from '../src/switch/esl';
 import type { AppDeps } from '../src/deps';
 import type { ShutdownStep } from '../src/runtime';
 import { workerMetrics } from '../src/lib/metrics';
@@ -51,13 +54,24 @@ function installRuntime(sdkMetricsAddress: string | undefined): void {
 export interface WorkerHandle {
   worker: Worker;
   connection: NativeConnection;
-  /** Stops relaying switch events to call sessions (a no-op where the process has no switch link). */
+  /** Stops relaying switch events (call sessions, supervisor legs; a no-op where the process has no switch link). */
   stopRelay: () => Promise<void>;
   /**
    * Stops taking tasks and ends idle waits at once; shutdownGraceTime lets the activities in
    * flight finish, then cancels them. Safe to call more than once.
    */
   shutdown: () => void;
+}
+
+/** The switch's events this worker turns into workflow starts and signals: call events and supervisor leg hangups. */
+function startSwitchRelays(deps: AppDeps, esl: EslManager, temporal: Client, taskQueue: string): () => Promise<void> {
+  const stops = [
+    startCallEventRelay({ esl, temporal, taskQueue, logger: deps.logger.child({ component: 'call-events' }), box: deps.box }),
+    startSupervisionLegRelay({ esl, temporal, taskQueue, logger: deps.logger.child({ component: 'supervision-legs' }) }),
+  ];
+  return async () => {
+    await Promise.all(stops.map((stop) => stop()));
+  };
 }
 
 /**
@@ -112,16 +126,7 @@ export async function createWorker(deps: AppDeps, setup: WorkerSetup): Promise<W
       }),
     );
   }
-  const stopRelay =
-    deps.esl && deps.temporal
-      ? startCallEventRelay({
-          esl: deps.esl,
-          temporal: deps.temporal,
-          taskQueue: setup.taskQueue,
-          logger: deps.logger.child({ component: 'call-events' }),
-          box: deps.box,
-        })
-      : () => Promise.resolve();
+  const stopRelay = deps.esl && deps.temporal ? startSwitchRelays(deps, deps.esl, deps.temporal, setup.taskQueue) : () => Promise.resolve();
   const shutdown = () => {
     stopping.abort();
     if (worker.getState() === 'RUNNING') worker.shutdown();

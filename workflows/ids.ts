@@ -7,3 +7,4 @@ export const callbackWorkflowId = (tenantId: string, callbackId: string) => `cal
 export const promiseWorkflowId = (tenantId: string, promiseId: string) => `promise:${tenantId}:${promiseId}`;
 export const placeCallWorkflowId = (tenantId: string, callAttemptId: string) => `dial:${tenantId}:${callAttemptId}`;
 export const aiCallWorkflowId = (tenantId: string, callUuid: string) => `ai-call:${tenantId}:${callUuid}`;
+export const supervisionLegWorkflowId = (tenantId: string, sessionId: string) => `supervision-leg:${tenantId}:${sessionId}`;

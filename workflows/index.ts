@@ -10,6 +10,7 @@ export { callControlWorkflow } from './call-control.workflow';
 export { webhookDispatcherWorkflow } from './webhook-dispatcher.workflow';
 export { sipTeardownWorkflow } from './sip-teardown.workflow';
 export { supervisionWorkflow } from './supervision.workflow';
+export { supervisionLegEndedWorkflow } from './supervision-leg.workflow';
 export { agentWrapUpWorkflow } from './agent-wrap-up.workflow';
 export { recordingRetentionWorkflow } from './recording-retention.workflow';
 export { recordingExportWorkflow } from './recording-export.workflow';

@@ -30,7 +30,7 @@ afterAll(async () => {
   await app?.close();
   await rig?.close();
 });
-afterAll(() => recordWorkflowHistories('supervision', [taskQueue], { supervisionWorkflow: 2 }));
+afterAll(() => recordWorkflowHistories('supervision', [taskQueue], { supervisionWorkflow: 2, supervisionLegEndedWorkflow: 1 }));
 
 function expectError(res: HttpResult, status: number, code: string) {
   expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status, code });
@@ -365,6 +365,29 @@ describe('supervision of live calls against the switch simulator', () => {
     ]);
     await endCall(tenant, c);
     expect(await capacityOf(tenant)).toMatchObject({ channels_in_use: 0, supervision: { limit: QUOTA, in_use: 0 } });
+  });
+
+  it('frees the slot at once when the supervisor puts the phone down, the call going on', async () => {
+    const tenant = await provisionTenant(app);
+    const call = await bridgedCall(tenant);
+    const sup = await rosterAgent(tenant);
+    const listen = await supervise(tenant.apiKey, call.callId, 'listen', sup.ext);
+    expect(listen.status).toBe(200);
+    expect((await capacityOf(tenant)).supervision).toEqual({ limit: QUOTA, in_use: 1 });
+
+    rig.sim.remoteHangup(listen.body.supervision.leg_uuid as string);
+    await waitFor(async () => ((await capacityOf(tenant)).supervision.in_use === 0 ? true : undefined), 20_000, 'the slot to free');
+    expect((await sessions(tenant)).map((s) => [s.mode, s.status, s.end_reason])).toEqual([['listen', 'ended', 'supervisor_left']]);
+    expect(rig.sim.channel(call.callId)!.state).not.toBe('hangup');
+
+    // The supervisor may come back on the same call.
+    expect((await supervise(tenant.apiKey, call.callId, 'listen', sup.ext)).status).toBe(200);
+    await endCall(tenant, call);
+    expect((await sessions(tenant)).map((s) => [s.status, s.end_reason])).toEqual([
+      ['ended', 'supervisor_left'],
+      ['active', null],
+    ]);
+    expect((await capacityOf(tenant)).supervision).toEqual({ limit: QUOTA, in_use: 0 });
   });
 
   it('fails pending sessions whose request was lost, so they stop holding slots', async () => {

@@ -75,6 +75,20 @@ export async function sweepSessions(sql: SqlTx, tenantId: string): Promise<void>
   );
 }
 
+/**
+ * The supervisor put their phone down: the active session on that leg ends (supervisor_left) and
+ * frees its slot. Null when no active session holds the leg (already ended or replaced).
+ */
+export async function endSessionOfLeg(sql: SqlTx, tenantId: string, sessionId: string, legUuid: string): Promise<{ id: string } | null> {
+  const [row] = await sql.query<{ id: string }>(
+    `UPDATE supervision_sessions SET status = 'ended', end_reason = 'supervisor_left', ended_at = now()
+      WHERE tenant_id = $1::uuid AND id = $2::uuid AND leg_uuid = $3 AND status = 'active'
+      RETURNING id`,
+    [tenantId, sessionId, legUuid],
+  );
+  return row ?? null;
+}
+
 /** This supervisor's live session on the call, locked until the transaction ends. */
 export async function findOwnLiveSession(sql: SqlTx, tenantId: string, callUuid: string, supervisorAgentId: string): Promise<LiveSession | null> {
   const [row] = await sql.query<LiveSession>(

@@ -57,7 +57,7 @@ ${
    ${SUPERVISOR_RING_SECONDS} s (NO_ANSWER) or the switch refusing (-ERR, e.g. USER_NOT_REGISTERED) is 502 \`supervision_failed\` with the
    outcome row failed and the switch cause; success
    makes the session active with its leg_uuid and writes the outcome row succeeded. The command is never retried.
-A session stays live until its call ends or the same supervisor's next mode on the call replaces it.`;
+A session stays live until its call ends (end_reason call_ended), the same supervisor's next mode on the call replaces it (replaced), or\nthe supervisor puts their phone down (supervisor_left: the slot frees at once, the call goes on).`;
 }
 
 export function supervisionRoutes(deps: AppDeps) {

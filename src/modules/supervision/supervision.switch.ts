@@ -103,7 +103,13 @@ export const SUPERVISOR_RING_SECONDS = 20;
 async function send(commands: SwitchCommands, input: SupervisionInput, t: Targets): Promise<string> {
   const supervisor = { extension: input.supervisor.extension, ...(t.domain ? { domain: t.domain } : {}) };
   // Marks the leg as the supervisor's, never dd_agent_id: call control must not take it for the agent leg.
-  const variables = { dd_supervision_id: input.sessionId, dd_supervisor_agent_id: input.supervisor.agentId, originate_timeout: SUPERVISOR_RING_SECONDS };
+  // dd_supervision_tenant_id lets the leg's hangup free the slot (supervision-leg.relay.ts).
+  const variables = {
+    dd_supervision_id: input.sessionId,
+    dd_supervision_tenant_id: input.tenantId,
+    dd_supervisor_agent_id: input.supervisor.agentId,
+    originate_timeout: SUPERVISOR_RING_SECONDS,
+  };
   const leg =
     t.command.kind === 'eavesdrop'
       ? await commands.eavesdrop({ targetUuid: t.command.targetUuid, supervisor, mode: t.command.mode, variables })
