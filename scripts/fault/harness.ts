@@ -1,6 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
@@ -19,6 +21,13 @@ import { WORKFLOWS_PATH } from '../../workers/worker';
 export const ADMIN_TOKEN = `fault-admin-${randomUUID()}`;
 const PG_BIN = '/usr/lib/postgresql/15/bin';
 const SIM_PASSWORD = randomUUID();
+
+/** One webhook POST as the runner's receiver got it. */
+export interface ReceivedDelivery {
+  deliveryId: string;
+  eventId: string;
+  event: string;
+}
 
 export interface Check {
   name: string;
@@ -75,6 +84,10 @@ export class Rig {
   readonly taskQueue = `fault-${randomUUID()}`;
   /** CHANNEL_CREATE count per consumer call uuid, across simulator restarts. */
   readonly created = new Map<string, number>();
+  /** Every webhook POST the receiver answered, in arrival order (repeats included). */
+  readonly received: ReceivedDelivery[] = [];
+  receiverOrigin = '';
+  private receiver: http.Server | null = null;
   private readonly extensions = new Set<string>();
   private readonly logs = new Map<string, string>();
 
@@ -83,6 +96,7 @@ export class Rig {
   }
 
   async start(): Promise<void> {
+    await this.startReceiver();
     this.pgPort = await freePort();
     mkdirSync(this.pgDir);
     chmodSync(this.dir, 0o755);
@@ -110,6 +124,27 @@ export class Rig {
     this.apiPort = await freePort();
     await this.startApi();
     this.startWorker();
+  }
+
+  /** The tenants' webhook endpoint: answers 200 to every POST and keeps what it got. */
+  private async startReceiver(): Promise<void> {
+    this.receiver = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { event_id?: string; event?: string };
+        this.received.push({ deliveryId: String(req.headers['x-dd-delivery-id'] ?? ''), eventId: body.event_id ?? '', event: body.event ?? '' });
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => this.receiver!.listen(0, '127.0.0.1', resolve));
+    this.receiverOrigin = `http://127.0.0.1:${(this.receiver.address() as AddressInfo).port}`;
+    log(`webhook receiver on ${this.receiverOrigin}`);
+  }
+
+  /** SIGKILL the Temporal dev server: no chance to flush or close its store cleanly. */
+  async killTemporal(): Promise<void> {
+    await kill(this.temporal.process);
   }
 
   private get temporalDb(): string {
@@ -178,6 +213,8 @@ export class Rig {
       // Shorter than the 900 s default so a job whose worker died is releasable within the run's budget,
       // yet past the export activity's 1 min heartbeat timeout so Temporal's retry is tried first.
       RECORDING_EXPORT_CLAIM_STALE_SECONDS: '90',
+      // The runner's own webhook receiver on loopback passes the egress check.
+      EGRESS_ALLOWLIST: this.receiverOrigin,
       ...extra,
     };
   }
@@ -224,6 +261,8 @@ export class Rig {
     await this.deps?.objectStore.close().catch(() => undefined);
     await this.sim?.stop().catch(() => undefined);
     await this.temporal?.stop().catch(() => undefined);
+    this.receiver?.closeAllConnections();
+    await new Promise((resolve) => (this.receiver ? this.receiver.close(resolve) : resolve(undefined)));
     try {
       this.pgCtl('stop');
     } catch {

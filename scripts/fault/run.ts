@@ -38,6 +38,59 @@ function asSwitch(rig: Rig): SwitchRig {
   return { sim: { register: (ext: string) => rig.register(ext) } } as unknown as SwitchRig;
 }
 
+interface DeliveryRow {
+  id: string;
+  event_id: string;
+  status: string;
+}
+
+/**
+ * Outbound webhooks across the fault: every call's end was announced (call.ended names the final
+ * row), every delivery reached the runner's receiver, and the receiver never got one event under
+ * two delivery ids. The same delivery arriving again (the worker died between the receiver's 200
+ * and recording it) is at-least-once by design and deduplicated on X-DD-Delivery-Id; it is counted.
+ */
+async function webhookChecks(rig: Rig, checks: Check[], endpointId: string, rows: Attempt[]): Promise<void> {
+  const originals = rows.filter((r) => r.corrects_id === null);
+  const endedRows = (id: string) => rows.filter((r) => r.corrects_id === id && r.ended_at !== null).map((r) => r.id);
+  const deliveries = () => rig.sql<DeliveryRow>('SELECT id, event_id, status FROM webhook_deliveries WHERE endpoint_id = $1', [endpointId]);
+  const announced = (ds: DeliveryRow[]) => {
+    const events = new Set(ds.map((d) => d.event_id));
+    return originals.filter((o) => endedRows(o.id).some((id) => events.has(id))).length;
+  };
+  const settled = await waitFor(
+    async () => {
+      const ds = await deliveries();
+      return announced(ds) === originals.length && ds.every((d) => d.status === 'delivered') ? ds : undefined;
+    },
+    90_000,
+    'every call.ended delivered',
+  ).catch(async (err: Error) => {
+    log(`  ${err.message}`);
+    return deliveries();
+  });
+  check(checks, 'every call announced as call.ended', announced(settled) === originals.length, `${announced(settled)}/${originals.length} calls, ${settled.length} deliveries`);
+  const ids = new Set(settled.map((d) => d.id));
+  const got = rig.received.filter((r) => ids.has(r.deliveryId));
+  const reached = new Set(got.map((r) => r.deliveryId));
+  const statuses = new Map<string, number>();
+  for (const d of settled) statuses.set(d.status, (statuses.get(d.status) ?? 0) + 1);
+  check(
+    checks,
+    'every delivery delivered and received by the endpoint',
+    settled.every((d) => d.status === 'delivered' && reached.has(d.id)),
+    `${reached.size}/${settled.length} received; ${[...statuses].map(([s, n]) => `${s}=${n}`).join(' ')}`,
+  );
+  const deliveriesPerEvent = new Map<string, Set<string>>();
+  for (const r of got) deliveriesPerEvent.set(r.eventId, (deliveriesPerEvent.get(r.eventId) ?? new Set()).add(r.deliveryId));
+  check(
+    checks,
+    'no event delivered twice under different delivery ids',
+    [...deliveriesPerEvent.values()].every((s) => s.size === 1),
+    `${got.length - reached.size} repeated attempt(s) of a delivery (same X-DD-Delivery-Id)`,
+  );
+}
+
 /**
  * One progressive campaign of LEADS leads; `fault` runs once a few attempts exist, then the
  * common checks: one attempt per debt, each placed at most once, every one ended, nothing placed
@@ -46,6 +99,9 @@ function asSwitch(rig: Rig): SwitchRig {
 async function campaignScenario(rig: Rig, checks: Check[], fault: (campaignId: string, tenant: ProvisionedTenant) => Promise<void>): Promise<void> {
   const tenant = await provision(rig);
   await seatAgents(asApp(rig), asSwitch(rig), tenant, 3);
+  const hook = await rig.request('POST', '/v1/webhooks', { token: tenant.apiKey, body: { url: `${rig.receiverOrigin}/hooks/${tenant.tenantId}`, events: ['call.ended'] } });
+  if (hook.status !== 201) throw new Error(`register webhook: ${hook.status} ${hook.text}`);
+  const endpointId = (hook.body as { webhook: { id: string } }).webhook.id;
   const campaign = await rig.request('POST', '/v1/campaigns', { token: tenant.apiKey, body: { name: `fault-${randomUUID()}`, campaign_type: 'progressive' } });
   const campaignId = (campaign.body as CampaignEnvelope).campaign.id;
   const prefix = daytimePrefix();
@@ -102,6 +158,7 @@ async function campaignScenario(rig: Rig, checks: Check[], fault: (campaignId: s
     dispositions.set(d, (dispositions.get(d) ?? 0) + 1);
   }
   log(`  final dispositions: ${[...dispositions].map(([d, n]) => `${d}=${n}`).join(' ')}`);
+  await webhookChecks(rig, checks, endpointId, rows);
   const state = await rig.request('GET', `/v1/campaigns/${campaignId}`, { token: tenant.apiKey });
   const runState = (state.body as Partial<CampaignEnvelope> | null)?.campaign?.state;
   check(checks, 'REST answers and the run is running or completed', state.status === 200 && (runState === 'running' || runState === 'completed'), `status ${state.status}, state ${runState}`);
@@ -239,6 +296,12 @@ const scenarios: Record<string, (rig: Rig, checks: Check[]) => Promise<void>> = 
   async temporalRestart(rig, checks) {
     await campaignScenario(rig, checks, async () => {
       await rig.temporal.stop();
+      await rig.startTemporal();
+    });
+  },
+  async temporalKill(rig, checks) {
+    await campaignScenario(rig, checks, async () => {
+      await rig.killTemporal();
       await rig.startTemporal();
     });
   },
