@@ -71,14 +71,20 @@ async function ai(t: ProvisionedTenant, answeredAt: Date, costUsd: string) {
   );
 }
 
-async function dids(t: ProvisionedTenant, origin: 'house' | 'customer', count: number, status = 'active') {
-  await seed(t, (sql) =>
-    sql.query(
-      `INSERT INTO dids (tenant_id, e164, origin, status) SELECT app_tenant_id(), x, $1, $2 FROM unnest($3::text[]) AS x`,
-      [origin, status, Array.from({ length: count }, nextNumber)],
-    ).then(() => undefined),
+/** `count` DIDs added at `added` (default: now), retired at `retired` when given. */
+async function dids(t: ProvisionedTenant, origin: 'house' | 'customer', count: number, opts: { added?: Date; retired?: Date } = {}): Promise<string[]> {
+  const rows = await withTenantSql(app.deps.db, t.tenantId, (sql) =>
+    sql.query<{ id: string }>(
+      `INSERT INTO dids (tenant_id, e164, origin, status, created_at, retired_at)
+       SELECT app_tenant_id(), x, $1, $2, coalesce($4::timestamptz, now()), $5 FROM unnest($3::text[]) AS x RETURNING id`,
+      [origin, opts.retired ? 'retired' : 'active', Array.from({ length: count }, nextNumber), opts.added ?? null, opts.retired ?? null],
+    ),
   );
+  return rows.map((r) => r.id);
 }
+
+/** Before the invoiced month starts. */
+const beforeMonth = () => new Date(at(1, 0).getTime() - 86_400_000);
 
 const invoice = (t: ProvisionedTenant, month = MONTH) => app.request('GET', `/v1/billing/invoice?month=${month}`, { token: t.apiKey });
 const lines = (res: HttpResult) => Object.fromEntries(res.body.line_items.map((i: { kind: string }) => [i.kind, i]));
@@ -100,10 +106,13 @@ describe('GET /v1/billing/invoice', () => {
     await sms(t, at(8), 4, null);
     await ai(t, at(9), '12.5000');
     await ai(t, at(10), '0.1200');
-    // 23 house (2 packs), 11 customer (1 pack), retired ones not counted.
-    await dids(t, 'house', 23);
-    await dids(t, 'customer', 11);
-    await dids(t, 'house', 5, 'retired');
+    // DIDs held at any time in the month: 18 house all month plus 3 retired mid-month = 21 (2 packs), 11 customer
+    // (1 pack). Not held in it: 10 retired before it began, 10 added after it ended (now).
+    const held = await dids(t, 'house', 18, { added: beforeMonth() });
+    await dids(t, 'house', 3, { added: beforeMonth(), retired: at(15) });
+    await dids(t, 'house', 10, { added: new Date(beforeMonth().getTime() - 86_400_000), retired: beforeMonth() });
+    await dids(t, 'house', 10);
+    await dids(t, 'customer', 11, { added: beforeMonth() });
 
     const res = await invoice(t);
     expect(res.status).toBe(200);
@@ -125,9 +134,14 @@ describe('GET /v1/billing/invoice', () => {
     expect(byKind.seats).toMatchObject({ quantity: 3, unit_price_usd: '99.0000', amount_usd: '297.0000' });
     expect(byKind.voice_ai).toMatchObject({ quantity: 2, unit_price_usd: null, amount_usd: '200.0000' });
     expect(byKind.house_minutes).toMatchObject({ quantity: 6, unit_price_usd: '0.0150', amount_usd: '0.0900' });
-    expect(byKind.did_overage).toMatchObject({ quantity: 2, unit_price_usd: '25.0000', amount_usd: '50.0000' });
-    expect(byKind.did_overage_customer).toMatchObject({ quantity: 1, amount_usd: '25.0000' });
+    expect(byKind.did_overage).toMatchObject({ description: '21 house DIDs held in the period, 10 included', quantity: 2, unit_price_usd: '25.0000', amount_usd: '50.0000' });
+    expect(byKind.did_overage_customer).toMatchObject({ description: '11 customer DIDs held in the period, 10 included', quantity: 1, amount_usd: '25.0000' });
     expect(byKind.sms).toMatchObject({ quantity: 5, unit_price_usd: null, amount_usd: '0.0395' });
+
+    // A closed month bills the same when read again after DIDs it counted are retired.
+    const retired = await app.request('DELETE', `/v1/dids/${held[0]}`, { token: t.apiKey });
+    expect(retired.status).toBe(200);
+    expect((await invoice(t)).body).toEqual(res.body);
   });
 
   it('voice AI above the minimum bills the metered cost; seats above the floor bill as they are', async () => {
@@ -144,8 +158,8 @@ describe('GET /v1/billing/invoice', () => {
   it('voice AI off: the line is 0 whatever was metered; no DIDs within the allowance bill nothing', async () => {
     const t = await provisionTenant(app, { seats: 3 });
     await ai(t, at(2), '42.0000');
-    await dids(t, 'house', 10);
-    await dids(t, 'customer', 10);
+    await dids(t, 'house', 10, { added: beforeMonth() });
+    await dids(t, 'customer', 10, { added: beforeMonth() });
     const res = await invoice(t);
     expect(lines(res).voice_ai).toMatchObject({ amount_usd: '0.0000' });
     expect(lines(res).did_overage).toMatchObject({ quantity: 0, amount_usd: '0.0000' });
@@ -210,8 +224,8 @@ describe('GET /v1/billing/summary', () => {
         'seats,"3 billed seats (tenant seats 3, floor 3)",3,seat_month,99.0000,297.0000',
         'voice_ai,voice-AI add-on off,0,ai_call,,0.0000',
         'house_minutes,"answered outbound minutes, per started minute",0,minute,0.0150,0.0000',
-        'did_overage,"0 house DIDs, 10 included",0,pack_of_10,25.0000,0.0000',
-        'did_overage_customer,"0 customer DIDs, 10 included",0,pack_of_10,25.0000,0.0000',
+        'did_overage,"0 house DIDs held in the period, 10 included",0,pack_of_10,25.0000,0.0000',
+        'did_overage_customer,"0 customer DIDs held in the period, 10 included",0,pack_of_10,25.0000,0.0000',
         'sms,charged SMS segments (ledger prices),0,segment,,0.0000',
         '',
       ]);

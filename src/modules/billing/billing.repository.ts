@@ -129,13 +129,19 @@ export interface TenantBillingFacts {
   plan_status: string;
 }
 
-/** Seats, tier, the add-on flag and the DIDs held now (not retired), per origin. */
-export async function tenantFacts(sql: SqlTx): Promise<TenantBillingFacts | null> {
+/**
+ * Seats, tier, the add-on flag and, per origin, the DIDs held at any time in [from, to): added
+ * before its end and not retired before its start. A closed month therefore counts the same
+ * whenever it is read; the current window counts what is held now plus what left during it.
+ */
+export async function tenantFacts(sql: SqlTx, window: { from: Date; to: Date }): Promise<TenantBillingFacts | null> {
+  const held = `d.tenant_id = t.id AND d.created_at < $2 AND (d.retired_at IS NULL OR d.retired_at >= $1)`;
   const [row] = await sql.query<TenantBillingFacts>(
     `SELECT t.seats, t.tier, t.voice_ai_enabled, t.plan_status,
-            (SELECT count(*)::int FROM dids d WHERE d.tenant_id = t.id AND d.status <> 'retired' AND d.origin = 'house') AS house_dids,
-            (SELECT count(*)::int FROM dids d WHERE d.tenant_id = t.id AND d.status <> 'retired' AND d.origin = 'customer') AS customer_dids
+            (SELECT count(*)::int FROM dids d WHERE ${held} AND d.origin = 'house') AS house_dids,
+            (SELECT count(*)::int FROM dids d WHERE ${held} AND d.origin = 'customer') AS customer_dids
        FROM tenants t WHERE t.id = app_tenant_id()`,
+    [window.from, window.to],
   );
   return row ?? null;
 }

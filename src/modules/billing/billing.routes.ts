@@ -18,7 +18,8 @@ const PRICE_NOTE = `Line items (kind, description, quantity, unit, unit_price_us
   on the invoice at least ${PRICES.voiceAiMinimumUsd} USD (max(metered, ${PRICES.voiceAiMinimumUsd})); 0.0000 while the add-on is off.
   quantity is the metered AI calls.
 - house_minutes: answered minutes of outbound calls (each call's final CDR state, answer to end, per started minute) × ${PRICES.houseMinuteUsd} USD.
-- did_overage, did_overage_customer: the DIDs held now (not retired) of origin house, respectively customer; ${PRICES.didIncluded} of each
+- did_overage, did_overage_customer: the DIDs of origin house, respectively customer, held at any time in the period (added before
+  its end and not retired before its start); ${PRICES.didIncluded} of each
   are included, beyond that ${PRICES.didPackUsd} USD per started pack of ${PRICES.didPackSize} (quantity = packs).
 - sms: the SMS ledger's charged rows (the sent transitions) in the window, at the price each was charged at; quantity = segments.
 Kinds the service has no source or price for (did_rent, inbound_minutes, wav_surcharge) are not listed.`;
@@ -74,8 +75,8 @@ billing off or no cap it is null and the list empty. ${SCOPE}`,
       middleware,
       summary: 'Charges of a window per line-item kind (JSON or CSV)',
       description: `The window is half-open \`[from, to)\`, default the trailing 30 days up to now; \`from\` must be before \`to\` (400
-\`bad_request\`, as for a malformed date or an unknown query key). Metered lines cover the window; seats and DID packs show the
-monthly charge as of now; voice_ai shows the metered cost without the monthly minimum (the invoice applies it). \`subtotal_usd\` sums the
+\`bad_request\`, as for a malformed date or an unknown query key). Metered lines cover the window; seats show the monthly charge as
+of now and DID packs the DIDs held at any time in the window, at the monthly pack price; voice_ai shows the metered cost without the monthly minimum (the invoice applies it). \`subtotal_usd\` sums the
 lines.
 
 ${PRICE_NOTE}
@@ -119,8 +120,8 @@ item, CRLF line ends. Both formats carry X-Artifact-SHA256, the SHA-256 of the e
       summary: 'The invoice of one calendar month',
       description: `Query \`month\` (YYYY-MM, required): the UTC calendar month \`[first day, first day of the next month)\`. A malformed
 month or an unknown query key is 400 \`bad_request\`; a month that has not started is 422 \`unprocessable\`. \`status\` is open while
-the month runs (figures still accrue) and closed after it. DID counts are the numbers held when the invoice is read (the registry
-keeps no history).
+the month runs (figures still accrue) and closed after it. DID counts are the numbers held at any time in the month (the registry
+keeps each DID's retirement time), so a closed month reads the same however often and whatever was retired since.
 
 ${PRICE_NOTE}
 

@@ -185,8 +185,8 @@ export function lineItems(u: Usage, minimums: boolean): LineItem[] {
       aiAmount,
     ),
     line('house_minutes', 'answered outbound minutes, per started minute', u.answeredMinutes, 'minute', PRICES.houseMinuteUsd, BigInt(u.answeredMinutes) * toMicros(PRICES.houseMinuteUsd)),
-    line('did_overage', `${u.houseDids} house DIDs, ${PRICES.didIncluded} included`, housePacks, 'pack_of_10', PRICES.didPackUsd, BigInt(housePacks) * toMicros(PRICES.didPackUsd)),
-    line('did_overage_customer', `${u.customerDids} customer DIDs, ${PRICES.didIncluded} included`, customerPacks, 'pack_of_10', PRICES.didPackUsd, BigInt(customerPacks) * toMicros(PRICES.didPackUsd)),
+    line('did_overage', `${u.houseDids} house DIDs held in the period, ${PRICES.didIncluded} included`, housePacks, 'pack_of_10', PRICES.didPackUsd, BigInt(housePacks) * toMicros(PRICES.didPackUsd)),
+    line('did_overage_customer', `${u.customerDids} customer DIDs held in the period, ${PRICES.didIncluded} included`, customerPacks, 'pack_of_10', PRICES.didPackUsd, BigInt(customerPacks) * toMicros(PRICES.didPackUsd)),
     line('sms', 'charged SMS segments (ledger prices)', u.smsSegments, 'segment', null, u.smsCost),
   ];
 }

@@ -103,7 +103,7 @@ export type AccountView = ReturnType<typeof accountView>;
 
 /** The account as GET /v1/billing/account shows it, read inside an open tenant transaction. */
 export async function readAccountView(sql: SqlTx, tenantId: string, now = new Date()): Promise<AccountView> {
-  const facts = await tenantFacts(sql);
+  const facts = await tenantFacts(sql, { from: now, to: now });
   if (!facts) throw notFound();
   const account = await readAccount(sql);
   return accountView(tenantId, facts.plan_status, account, enabled(account) ? await positionOf(sql, account, now) : null);
@@ -223,7 +223,7 @@ function summaryWindow(q: { from?: string; to?: string }, now: Date): Window {
 }
 
 async function linesOf(sql: SqlTx, w: Window, minimums: boolean) {
-  const facts = await tenantFacts(sql);
+  const facts = await tenantFacts(sql, w);
   if (!facts) throw notFound();
   const u = await meteredUsage(sql, w.from, w.to);
   const items = lineItems(
