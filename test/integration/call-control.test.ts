@@ -1,10 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { withTenant } from '../../src/lib/tenancy';
+import { EslCommandError } from '../../src/switch/esl';
 import { daytimePrefix, numberEnding, runWorker, seatAgents, seedLeads, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
 import { provisionTenant, startTestApp, type ProvisionedTenant, type TestApp } from '../helpers/harness';
 import { recordWorkflowHistories } from '../helpers/workflow-histories';
 import { insertAgentWidgetToken } from '../helpers/widget';
+
+/** Lead numbers of this file: a counter, so two calls of one tenant never dial the same number. */
+let leadSerial = Math.floor(Math.random() * 50);
 
 jest.setTimeout(120_000);
 
@@ -40,7 +44,7 @@ async function bridgedCall(tenant: ProvisionedTenant) {
   expect(created.status).toBe(201);
   const campaignId: string = created.body.campaign.id;
   expect((await app.request('POST', `/v1/campaigns/${campaignId}/start`, { token: tenant.apiKey })).status).toBe(200);
-  const phone = numberEnding(daytimePrefix(), Math.floor(Math.random() * 100), 10);
+  const phone = numberEnding(daytimePrefix(), (leadSerial += 1), 10);
   const [debtId] = await seedLeads(app, tenant, campaignId, [phone]);
   const dialed = await app.request('POST', `/v1/campaigns/${campaignId}/dial`, { token: tenant.apiKey, body: { debt_id: debtId, agent_id: agentId } });
   expect(dialed.status).toBe(200);
@@ -59,6 +63,22 @@ async function withEsl<T>(esl: TestApp['deps']['esl'], body: () => Promise<T>): 
     return await body();
   } finally {
     deps.esl = realEsl;
+  }
+}
+
+const VERBS = ['hold', 'unhold', 'mute', 'unmute', 'hangup'] as const;
+
+/** The switch answers -ERR to every control command (uuid_hold, uuid_audio, uuid_kill) while `body` runs; nothing else changes. */
+async function withRefusingSwitch<T>(body: () => Promise<T>): Promise<T> {
+  const esl = rig.esl;
+  const original = esl.api.bind(esl);
+  const spy = jest.spyOn(esl, 'api').mockImplementation((command: string, opts?: Parameters<typeof esl.api>[1]) =>
+    /^uuid_(hold|audio|kill) /.test(command) ? Promise.reject(new EslCommandError(command, '-ERR Operation failed')) : original(command, opts),
+  );
+  try {
+    return await body();
+  } finally {
+    spy.mockRestore();
   }
 }
 
@@ -252,6 +272,60 @@ describe('live-call control against the switch simulator', () => {
     } finally {
       await ringing.close();
     }
+    await control(tenant.apiKey, callId, 'hangup');
+  });
+
+  it('evidences every verb before the switch: 503 esl_unavailable, 502 on a refusal, 503 audit_unavailable with nothing sent', async () => {
+    const tenant = await provisionTenant(app);
+    const { callId, agentLeg, attemptId } = await bridgedCall(tenant);
+    const lastTwo = async () => (await controlRows(tenant, attemptId)).slice(-2).map((r) => ({ action: r.action, outcome: r.payload.outcome ?? null, cause: r.payload.cause ?? null }));
+
+    // The control link down: each verb is 503, its request row and its failed outcome both written.
+    for (const verb of VERBS) {
+      const res = await withEsl(null, () => control(tenant.apiKey, callId, verb));
+      expectError(res, 503, 'esl_unavailable');
+      expect({ verb, rows: await lastTwo() }).toEqual({
+        verb,
+        rows: [
+          { action: `call.${verb}_requested`, outcome: null, cause: null },
+          { action: `call.${verb}`, outcome: 'failed', cause: 'ESL_UNAVAILABLE' },
+        ],
+      });
+    }
+
+    // The switch refuses each command: 502, the request row and the failed outcome with the switch's cause.
+    for (const verb of VERBS) {
+      const res = await withRefusingSwitch(() => control(tenant.apiKey, callId, verb));
+      expectError(res, 502, 'dial_error');
+      const rows = await lastTwo();
+      expect({ verb, rows }).toMatchObject({
+        verb,
+        rows: [
+          { action: `call.${verb}_requested`, outcome: null },
+          { action: `call.${verb}`, outcome: 'failed', cause: expect.any(String) },
+        ],
+      });
+    }
+
+    // The request row cannot be written: each verb is 503 audit_unavailable and the switch hears nothing.
+    const before = await controlRows(tenant, attemptId);
+    const sent: string[] = [];
+    const original = rig.esl.api.bind(rig.esl);
+    const spy = jest.spyOn(rig.esl, 'api').mockImplementation((command: string, opts?: Parameters<typeof original>[1]) => {
+      if (/^uuid_(hold|audio|kill) /.test(command)) sent.push(command);
+      return original(command, opts);
+    });
+    try {
+      await withRequestRowFault(tenant.tenantId, async () => {
+        for (const verb of VERBS) expectError(await control(tenant.apiKey, callId, verb), 503, 'audit_unavailable');
+      });
+    } finally {
+      spy.mockRestore();
+    }
+    expect(sent).toEqual([]);
+    expect(await controlRows(tenant, attemptId)).toEqual(before);
+    expect(rig.sim.channel(agentLeg)).toMatchObject({ held: false, muted: { read: false, write: false } });
+    expect(rig.sim.channel(callId)?.state).toBe('answered');
     await control(tenant.apiKey, callId, 'hangup');
   });
 

@@ -1,14 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
+import { SUPERVISION_MODES } from '../../src/modules/supervision/supervision.rules';
 import { withTenant } from '../../src/lib/tenancy';
 import { daytimePrefix, numberEnding, runWorker, seatAgents, seedLeads, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
 import { ADMIN_TOKEN, provisionTenant, startTestApp, uniqueEmail, type HttpResult, type ProvisionedTenant, type TestApp } from '../helpers/harness';
 import { recordWorkflowHistories } from '../helpers/workflow-histories';
 import { insertAgentWidgetToken } from '../helpers/widget';
 
+/** Lead numbers of this file: a counter, so two calls of one tenant never dial the same number. */
+let leadSerial = Math.floor(Math.random() * 50);
+
 jest.setTimeout(120_000);
 
 const QUOTA = 2;
+const MODES = SUPERVISION_MODES;
 let rig: SwitchRig;
 let app: TestApp;
 let worker: RunningWorker;
@@ -56,7 +61,7 @@ async function bridgedCall(tenant: ProvisionedTenant) {
   expect(created.status).toBe(201);
   const campaignId: string = created.body.campaign.id;
   expect((await app.request('POST', `/v1/campaigns/${campaignId}/start`, { token: tenant.apiKey })).status).toBe(200);
-  const [debtId] = await seedLeads(app, tenant, campaignId, [numberEnding(daytimePrefix(), Math.floor(Math.random() * 100), 10)]);
+  const [debtId] = await seedLeads(app, tenant, campaignId, [numberEnding(daytimePrefix(), (leadSerial += 1), 10)]);
   const dialed = await app.request('POST', `/v1/campaigns/${campaignId}/dial`, { token: tenant.apiKey, body: { debt_id: debtId, agent_id: agentId } });
   expect(dialed.status).toBe(200);
   expect(dialed.body.status).toBe('dialing');
@@ -422,49 +427,58 @@ describe('supervision of live calls against the switch simulator', () => {
     await endCall(tenant, call);
   });
 
-  it('answers 502 supervision_failed when the switch rejects the supervisor leg, freeing the slot', async () => {
+  it('answers 502 supervision_failed in every mode when the switch rejects the supervisor leg, freeing the slot', async () => {
     const tenant = await provisionTenant(app);
     const call = await bridgedCall(tenant);
     const unregistered = await rosterAgent(tenant, 'supervisor', false);
-    const res = await supervise(tenant.apiKey, call.callId, 'listen', unregistered.ext);
-    expectError(res, 502, 'supervision_failed');
-    expect(res.body.error.message).toContain('USER_NOT_REGISTERED');
-    expect((await supervisionRows(tenant, call.callId)).map((r) => [r.action, r.payload.outcome ?? null, r.payload.cause ?? null])).toEqual([
-      ['supervision.listen_requested', null, null],
-      ['supervision.listen', 'failed', 'USER_NOT_REGISTERED'],
-    ]);
-    expect((await sessions(tenant)).map((s) => [s.status, s.end_reason])).toEqual([['failed', 'USER_NOT_REGISTERED']]);
-    expect((await capacityOf(tenant)).supervision.in_use).toBe(0);
+    for (const mode of MODES) {
+      const res = await supervise(tenant.apiKey, call.callId, mode, unregistered.ext);
+      expectError(res, 502, 'supervision_failed');
+      expect(res.body.error.message).toContain('USER_NOT_REGISTERED');
+      expect({ mode, rows: (await supervisionRows(tenant, call.callId)).slice(-2).map((r) => [r.action, r.payload.outcome ?? null, r.payload.cause ?? null]) }).toEqual({
+        mode,
+        rows: [
+          [`supervision.${mode}_requested`, null, null],
+          [`supervision.${mode}`, 'failed', 'USER_NOT_REGISTERED'],
+        ],
+      });
+      expect((await capacityOf(tenant)).supervision.in_use).toBe(0);
+    }
+    expect((await sessions(tenant)).map((s) => [s.mode, s.status, s.end_reason])).toEqual(MODES.map((m) => [m, 'failed', 'USER_NOT_REGISTERED']));
     // A failed takeover leaves the agent on the call.
-    expectError(await supervise(tenant.apiKey, call.callId, 'takeover', unregistered.ext), 502, 'supervision_failed');
     expect(rig.sim.channel(call.callId)!.bridgedTo).toBe(call.agentLeg);
     await endCall(tenant, call);
   });
 
-  it('answers 503 esl_unavailable with both rows evidenced when the switch link is down', async () => {
+  it('answers 503 esl_unavailable in every mode with both rows evidenced when the switch link is down', async () => {
     const tenant = await provisionTenant(app);
     const call = await bridgedCall(tenant);
     const sup = await rosterAgent(tenant);
     const deps = app.deps as { esl: typeof app.deps.esl };
-    const realEsl = deps.esl;
-    deps.esl = null;
-    let down;
-    try {
-      down = await supervise(tenant.apiKey, call.callId, 'barge', sup.ext);
-    } finally {
-      deps.esl = realEsl;
+    for (const mode of MODES) {
+      const realEsl = deps.esl;
+      deps.esl = null;
+      let down;
+      try {
+        down = await supervise(tenant.apiKey, call.callId, mode, sup.ext);
+      } finally {
+        deps.esl = realEsl;
+      }
+      expectError(down, 503, 'esl_unavailable');
+      expect({ mode, rows: (await supervisionRows(tenant, call.callId)).slice(-2).map((r) => [r.action, r.payload.outcome ?? null, r.payload.cause ?? null]) }).toEqual({
+        mode,
+        rows: [
+          [`supervision.${mode}_requested`, null, null],
+          [`supervision.${mode}`, 'failed', 'ESL_UNAVAILABLE'],
+        ],
+      });
     }
-    expectError(down, 503, 'esl_unavailable');
-    expect((await supervisionRows(tenant, call.callId)).map((r) => [r.action, r.payload.outcome ?? null, r.payload.cause ?? null])).toEqual([
-      ['supervision.barge_requested', null, null],
-      ['supervision.barge', 'failed', 'ESL_UNAVAILABLE'],
-    ]);
-    expect((await sessions(tenant)).map((s) => [s.status, s.end_reason])).toEqual([['failed', 'esl_unavailable']]);
+    expect((await sessions(tenant)).map((s) => [s.mode, s.status, s.end_reason])).toEqual(MODES.map((m) => [m, 'failed', 'esl_unavailable']));
     expect((await capacityOf(tenant)).supervision.in_use).toBe(0);
     await endCall(tenant, call);
   });
 
-  it('answers 503 audit_unavailable and places no supervisor leg when the evidence row cannot be written', async () => {
+  it('answers 503 audit_unavailable in every mode and places no supervisor leg when the evidence row cannot be written', async () => {
     const tenant = await provisionTenant(app);
     const call = await bridgedCall(tenant);
     const sup = await rosterAgent(tenant);
@@ -477,20 +491,22 @@ describe('supervision of live calls against the switch simulator', () => {
         RETURN NEW;
       END $$`);
     await owner.query(`CREATE TRIGGER ${name} BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION ${name}()`);
-    let res;
-    let commands: string[];
+    const commands: string[] = [];
     try {
-      ({ result: res, commands } = await commandsDuring(() => supervise(tenant.apiKey, call.callId, 'listen', sup.ext)));
+      for (const mode of MODES) {
+        const { result, commands: sent } = await commandsDuring(() => supervise(tenant.apiKey, call.callId, mode, sup.ext));
+        expect({ mode, status: result.status, code: result.body?.error?.code }).toEqual({ mode, status: 503, code: 'audit_unavailable' });
+        commands.push(...sent);
+      }
     } finally {
       await owner.query(`DROP TRIGGER ${name} ON audit_log`);
       await owner.query(`DROP FUNCTION ${name}()`);
     }
-    expectError(res, 503, 'audit_unavailable');
-    // Only reads of the call's legs reached the switch: no leg was placed.
+    // Only reads of the call's legs reached the switch: no leg was placed, in any mode.
     expect(commands.filter((c) => !/^uuid_(exists|getvar) /.test(c))).toEqual([]);
     expect(rig.sim.channels().filter((ch) => ch.destination.includes(sup.ext))).toEqual([]);
     expect(await supervisionRows(tenant, call.callId)).toEqual([]);
-    expect((await sessions(tenant)).map((s) => [s.status, s.end_reason])).toEqual([['failed', 'audit_unavailable']]);
+    expect((await sessions(tenant)).map((s) => [s.mode, s.status, s.end_reason])).toEqual(MODES.map((m) => [m, 'failed', 'audit_unavailable']));
     expect((await capacityOf(tenant)).supervision.in_use).toBe(0);
     await endCall(tenant, call);
   });
