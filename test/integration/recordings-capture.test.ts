@@ -10,6 +10,9 @@ import { callSessionWorkflowId } from '../../workflows/ids';
 import { daytimePrefix, numberEnding, runWorker, seatAgents, seedLeads, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
 import { provisionTenant, startTestApp, type ProvisionedTenant, type TestApp } from '../helpers/harness';
 
+/** Lead numbers of this file: a counter, so two calls of one tenant never dial the same number. */
+let leadSerial = Math.floor(Math.random() * 50);
+
 jest.setTimeout(120_000);
 
 let rig: SwitchRig;
@@ -65,7 +68,7 @@ async function completedCall(tenant: ProvisionedTenant, setup: CallSetup) {
   expect(created.status).toBe(201);
   const campaignId: string = created.body.campaign.id;
   expect((await app.request('POST', `/v1/campaigns/${campaignId}/start`, { token: tenant.apiKey })).status).toBe(200);
-  const phone = numberEnding(daytimePrefix(), Math.floor(Math.random() * 100), 10);
+  const phone = numberEnding(daytimePrefix(), (leadSerial += 1), 10);
   const [debtId] = await seedLeads(app, tenant, campaignId, [phone]);
   const accountNumber = `ACC-${randomUUID().slice(0, 8)}`;
   await withTenant(app.deps.db, tenant.tenantId, async (tx) => {

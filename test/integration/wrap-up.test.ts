@@ -7,6 +7,9 @@ import { daytimePrefix, numberEnding, runWorker, seatAgents, seedLeads, startSwi
 import { ADMIN_TOKEN, provisionTenant, startTestApp, type ProvisionedTenant, type TestApp } from '../helpers/harness';
 import { recordWorkflowHistories } from '../helpers/workflow-histories';
 
+/** Lead numbers of this file: a counter, so two calls of one tenant never dial the same number. */
+let leadSerial = Math.floor(Math.random() * 50);
+
 jest.setTimeout(120_000);
 
 let rig: SwitchRig;
@@ -42,7 +45,7 @@ async function bridgedCall(tenant: ProvisionedTenant) {
   expect(created.status).toBe(201);
   const campaignId: string = created.body.campaign.id;
   expect((await app.request('POST', `/v1/campaigns/${campaignId}/start`, { token: tenant.apiKey })).status).toBe(200);
-  const [debtId] = await seedLeads(app, tenant, campaignId, [numberEnding(daytimePrefix(), Math.floor(Math.random() * 100), 10)]);
+  const [debtId] = await seedLeads(app, tenant, campaignId, [numberEnding(daytimePrefix(), (leadSerial += 1), 10)]);
   const dialed = await app.request('POST', `/v1/campaigns/${campaignId}/dial`, { token: tenant.apiKey, body: { debt_id: debtId, agent_id: agentId } });
   expect(dialed.body.status).toBe('dialing');
   const callId: string = dialed.body.call_id;
