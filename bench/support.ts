@@ -2,7 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { Client } from 'pg';
+import { dropDatabase } from '../src/db/bootstrap';
 import { prepareDatabase } from '../src/db/migrate';
 import { freePort } from '../src/platform/temporal-dev';
 
@@ -26,15 +26,7 @@ export function percentile(sorted: number[], p: number): number {
 
 /** Drops and re-creates a bench's own database, migrated: every run starts from nothing. */
 export async function freshDatabase(url: string): Promise<void> {
-  const maintenance = new URL(url);
-  maintenance.pathname = '/postgres';
-  const client = new Client({ connectionString: maintenance.toString() });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS "${new URL(url).pathname.slice(1)}" WITH (FORCE)`);
-  } finally {
-    await client.end();
-  }
+  await dropDatabase(url);
   await prepareDatabase(url);
 }
 

@@ -10,15 +10,23 @@ function isCode(err: unknown, ...codes: string[]): boolean {
 }
 
 /** Creates the database named by the URL when missing (concurrent callers are fine). */
-export async function ensureDatabase(ownerUrl: string): Promise<void> {
-  const url = new URL(ownerUrl);
-  const dbName = decodeURIComponent(url.pathname.replace(/^\//, ''));
+/** The database a URL names, and a client on the cluster's maintenance database to act on it. */
+async function withMaintenance(ownerUrl: string, work: (client: Client, dbName: string) => Promise<void>): Promise<void> {
+  const dbName = decodeURIComponent(new URL(ownerUrl).pathname.replace(/^\//, ''));
   if (!dbName) throw new Error('DATABASE_URL names no database');
   const maintenance = new URL(ownerUrl);
   maintenance.pathname = '/postgres';
   const client = new Client({ connectionString: maintenance.toString() });
   await client.connect();
   try {
+    await work(client, dbName);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function ensureDatabase(ownerUrl: string): Promise<void> {
+  await withMaintenance(ownerUrl, async (client, dbName) => {
     const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [dbName]);
     if (rowCount === 0) {
       try {
@@ -27,9 +35,17 @@ export async function ensureDatabase(ownerUrl: string): Promise<void> {
         if (!isCode(err, DUPLICATE_DATABASE, UNIQUE_VIOLATION)) throw err;
       }
     }
-  } finally {
-    await client.end();
-  }
+  });
+}
+
+/**
+ * Drops the database a URL names, closing its connections: for the disposable databases of tests,
+ * benches and fault runs only (never called by the service).
+ */
+export async function dropDatabase(ownerUrl: string): Promise<void> {
+  await withMaintenance(ownerUrl, async (client, dbName) => {
+    await client.query(`DROP DATABASE IF EXISTS "${dbName.replace(/"/g, '""')}" WITH (FORCE)`);
+  });
 }
 
 /**

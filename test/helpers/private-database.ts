@@ -1,17 +1,5 @@
-import { Client } from 'pg';
+import { dropDatabase } from '../../src/db/bootstrap';
 import { prepareDatabase } from '../../src/db/migrate';
-
-async function dropDatabase(url: string): Promise<void> {
-  const maintenance = new URL(url);
-  maintenance.pathname = '/postgres';
-  const client = new Client({ connectionString: maintenance.toString() });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS "${new URL(url).pathname.slice(1)}" WITH (FORCE)`);
-  } finally {
-    await client.end();
-  }
-}
 
 export interface PrivateDatabase {
   url: string;

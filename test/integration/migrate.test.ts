@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import { loadConfig } from '../../src/config';
-import { ensureDatabase, ensureRoles } from '../../src/db/bootstrap';
+import { dropDatabase, ensureDatabase, ensureRoles } from '../../src/db/bootstrap';
 import { migrate, MIGRATIONS_DIR } from '../../src/db/migrate';
 import { testEnv } from '../helpers/harness';
 
@@ -127,9 +127,7 @@ describe('migrations on a scratch database', () => {
 
   afterAll(async () => {
     rmSync(dir, { recursive: true, force: true });
-    const maintenance = new URL(ownerUrl());
-    maintenance.pathname = '/postgres';
-    await withClient(maintenance.toString(), (c) => c.query(`DROP DATABASE IF EXISTS "${scratchName}" WITH (FORCE)`));
+    await dropDatabase(scratchUrl);
   });
 
   it('applies everything once on an empty database, even with two migrators racing', async () => {

@@ -1,8 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
-import { Client } from 'pg';
 import { ROOT_DIR } from '../../src/config';
+import { dropDatabase } from '../../src/db/bootstrap';
 import { prepareDatabase } from '../../src/db/migrate';
 import { ensureTemporalBinary, freePort, readTemporalDevConfig, startTemporalDevServer, type DevServer } from '../../src/platform/temporal-dev';
 import { WORKFLOWS_PATH } from '../../workers/worker';
@@ -13,26 +13,12 @@ declare global {
 
 const TEST_DB = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/dialer_test';
 
-async function recreateDatabase(url: string): Promise<void> {
-  const target = new URL(url);
-  const name = target.pathname.slice(1);
-  const maintenance = new URL(url);
-  maintenance.pathname = '/postgres';
-  const client = new Client({ connectionString: maintenance.toString() });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  } finally {
-    await client.end();
-  }
-}
-
 /**
  * Real PostgreSQL (a fresh dialer_test database, migrated as the owner role) and a real Temporal
  * dev server (headless, in memory, on a free port) for the whole integration run.
  */
 export default async function globalSetup(): Promise<void> {
-  await recreateDatabase(TEST_DB);
+  await dropDatabase(TEST_DB);
   await prepareDatabase(TEST_DB);
 
   const dataDir = path.join(ROOT_DIR, '.data', 'test');
