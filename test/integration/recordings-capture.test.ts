@@ -143,6 +143,20 @@ describe('call recording capture with the switch simulator', () => {
     expect(row!.durationSecs).toBeGreaterThanOrEqual(1);
     expect(row!.localTz).toBeTruthy();
     expect(row!.retainedUntil.toISOString().slice(0, 10)).toBe(addMonths(row!.createdAt, 24));
+
+    // Every CDR row of the call links the recording once it is captured: the call, the attempt list, the debt's attempts.
+    const uri = `/v1/recordings/${row!.id}`;
+    expect((await app.request('GET', `/v1/calls/${call.callId}`, { token: tenant.apiKey })).body.call.recording_uri).toBe(uri);
+    const ofCall = (list: Array<{ id: string; corrects_id: string | null; recording_uri: string | null }>) =>
+      list.filter((r) => r.id === call.attemptId || r.corrects_id === call.attemptId).map((r) => r.recording_uri);
+    const attempts = (await app.request('GET', '/v1/call_attempts?limit=1000', { token: tenant.apiKey })).body.call_attempts;
+    expect(ofCall(attempts).length).toBeGreaterThanOrEqual(2);
+    expect(new Set(ofCall(attempts))).toEqual(new Set([uri]));
+    const debtAttempts = (await app.request('GET', `/v1/debts/${call.debtId}/call_attempts`, { token: tenant.apiKey })).body.call_attempts;
+    expect(new Set(ofCall(debtAttempts))).toEqual(new Set([uri]));
+    const packet = (await app.request('GET', `/v1/debts/${call.debtId}/defense-packet?format=json`, { token: tenant.apiKey })).body;
+    expect(new Set(ofCall(packet.call_attempts))).toEqual(new Set([uri]));
+    expect((await app.request('GET', `/v1/recordings/${row!.id}`, { token: tenant.apiKey })).status).toBe(200);
     expect(row!.storageKey).toBe(recordingStorageKey(tenant.tenantId, call.callId, row!.startedAt));
     expect(row!.storageKey).toMatch(new RegExp(`^recordings/${tenant.tenantId}/\\d{4}/\\d{2}/${call.callId}\\.wav$`));
 
@@ -225,6 +239,7 @@ describe('call recording capture with the switch simulator', () => {
     const call = await completedCall(tenant, { recordCalls: true, contactState: 'WA', campaign: { caller_ids: ['+13035550142'] } });
 
     expect(await recordingOf(tenant, call.callId)).toBeNull();
+    expect((await app.request('GET', `/v1/calls/${call.callId}`, { token: tenant.apiKey })).body.call.recording_uri).toBeNull();
     expect(eventsOf(call.callId, 'RECORD_START')).toEqual([]);
     expect(existsSync(spoolFile(tenant, call.callId))).toBe(false);
     expect(await recordingDeliveries(tenant)).toEqual([]);
@@ -272,6 +287,7 @@ describe('call recording capture with the switch simulator', () => {
     const call = await completedCall(tenant, { recordCalls: false, campaign: { caller_id_pool: [did.id] } });
 
     expect(await recordingOf(tenant, call.callId)).toBeNull();
+    expect((await app.request('GET', `/v1/calls/${call.callId}`, { token: tenant.apiKey })).body.call.recording_uri).toBeNull();
     expect(eventsOf(call.callId, 'RECORD_START')).toEqual([]);
     expect(eventsOf(call.callId, 'CHANNEL_EXECUTE').filter((ev) => header(ev, 'Application-Data')?.includes('recording-notice'))).toEqual([]);
     const entries = await withTenant(app.deps.db, tenant.tenantId, (tx) => tx.auditLog.findMany({ where: { action: { startsWith: 'recording.' } } }));

@@ -32,7 +32,11 @@ export const CallAttemptSchema = z
       .nullable()
       .openapi({ description: 'Frozen decision evidence (decision_id, policy_version, ...), as stored' }),
     amd_verdict: z.string().nullable(),
-    recording_uri: z.string().nullable(),
+    recording_uri: z.string().nullable().openapi({
+      description:
+        'The API path of the call\'s recording (`/v1/recordings/{id}`, fetched with a tenant credential; playback through its signed URL) on every row of a recorded call once the audio is captured; null before that and for calls not recorded. Events sent at the call\'s end carry null: `recording.available` follows.',
+      example: '/v1/recordings/0b6f2c0e-8a51-4c7e-9f5e-1d2a3b4c5d6e',
+    }),
     ai_used: z.boolean(),
     note: z.string().nullable().openapi({ description: 'Agent note (stored on the correction row, encrypted at rest)' }),
     corrects_id: uuid.nullable().openapi({ description: 'null = original row; otherwise the original this row corrects' }),
@@ -41,6 +45,22 @@ export const CallAttemptSchema = z
   .openapi('CallAttempt');
 
 export type CallAttemptView = z.infer<typeof CallAttemptSchema>;
+
+/**
+ * Rows of recorded calls with recording_uri filled from the call's recording (keyed by the
+ * original attempt's id): the final CDR row is written before the audio is captured and rows are
+ * never updated, so the link is made when the rows are read.
+ */
+export function applyRecordingUris(rows: CallAttempt[], recordings: Array<{ id: string; callAttemptId: string }>): CallAttempt[] {
+  if (recordings.length === 0) return rows;
+  const byCall = new Map(recordings.map((r) => [r.callAttemptId, `/v1/recordings/${r.id}`]));
+  return rows.map((r) => (r.recordingUri === null && byCall.has(r.correctsId ?? r.id) ? { ...r, recordingUri: byCall.get(r.correctsId ?? r.id)! } : r));
+}
+
+/** The calls (original ids) among `rows` whose recording_uri is still to be looked up (reads through Prisma). */
+export function callsWithoutRecordingUri(rows: CallAttempt[]): string[] {
+  return [...new Set(rows.filter((r) => r.recordingUri === null).map((r) => r.correctsId ?? r.id))];
+}
 
 /**
  * The owner view of a CDR row: the note is decrypted here and nowhere else; the ciphertext never
@@ -100,10 +120,16 @@ const COLUMN_ALIASES: [string, string][] = [
   ['inserted_at', 'insertedAt'],
 ];
 
+/** The call's recording as its API path, for the row `alias` (see applyRecordingUris). */
+const recordingUriOf = (alias: string) =>
+  `coalesce(${alias}.recording_uri, (SELECT '/v1/recordings/' || r.id FROM recordings r
+     WHERE r.call_attempt_id = coalesce(${alias}.corrects_id, ${alias}.id) ORDER BY r.created_at LIMIT 1))`;
+
 /**
  * The select list of call_attempts (qualified by `alias`) with columns aliased to the Prisma field
- * names, for plain-SQL reads fed to callAttemptView.
+ * names, for plain-SQL reads fed to callAttemptView; recording_uri is filled from the call's
+ * recording in the same statement.
  */
 export function callAttemptColumns(alias: string): string {
-  return COLUMN_ALIASES.map(([column, field]) => `${alias}.${column} AS "${field}"`).join(', ');
+  return COLUMN_ALIASES.map(([column, field]) => `${column === 'recording_uri' ? recordingUriOf(alias) : `${alias}.${column}`} AS "${field}"`).join(', ');
 }

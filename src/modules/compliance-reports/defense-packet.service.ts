@@ -2,7 +2,7 @@ import type { AppDeps } from '../../deps';
 import { AUDIT_GENESIS_HASH, appendAudit, sha256Of, verifyLinks, type ActorType, type ChainLink } from '../../lib/audit';
 import { AppError, unprocessable } from '../../lib/errors';
 import { withTenant, type Tx } from '../../lib/tenancy';
-import { callAttemptView, type CallAttemptView } from '../cdr/call-attempt.views';
+import { applyRecordingUris, callAttemptView, callsWithoutRecordingUri, type CallAttemptView } from '../cdr/call-attempt.views';
 import { DEFAULT_POLICY, readPolicy } from '../compliance/compliance.policy';
 import { sha256Hex } from './artifact';
 import { canonicalJson } from '../../lib/canonical-json';
@@ -251,7 +251,9 @@ async function readPacketData(deps: Pick<AppDeps, 'db' | 'box'>, tenantId: strin
       if (!debt) return null;
       const contacts = await tx.debtContact.findMany({ where: { debtId }, orderBy: [{ createdAt: 'asc' }, { phoneE164: 'asc' }] });
       const consents = await tx.consent.findMany({ where: { debtId }, orderBy: [{ grantedAt: 'asc' }, { phoneE164: 'asc' }, { channel: 'asc' }] });
-      const attempts = await tx.callAttempt.findMany({ where: { debtId }, orderBy: [{ insertedAt: 'asc' }, { id: 'asc' }] });
+      const rows = await tx.callAttempt.findMany({ where: { debtId }, orderBy: [{ insertedAt: 'asc' }, { id: 'asc' }] });
+      const recordings = await tx.recording.findMany({ where: { callAttemptId: { in: callsWithoutRecordingUri(rows) } }, select: { id: true, callAttemptId: true } });
+      const attempts = applyRecordingUris(rows, recordings);
       const chain = await readChain(tx, tenantId, debtId);
       const decisions: DecisionEntry[] = chain.rows
         .filter((r) => r.payload_text !== null && r.action === 'compliance.decision')
