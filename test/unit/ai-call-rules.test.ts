@@ -63,6 +63,7 @@ describe('dd::speech relay', () => {
   it('opens speech signalled before sealing as it is, and refuses a sealed value of another key', () => {
     expect(openSpeech(box, 'born 01011980')).toBe('born 01011980');
     expect(openSpeech(box, 'v1 is my answer')).toBe('v1 is my answer');
+    expect(openSpeech(box, 'v1.2.3.4')).toBe('v1.2.3.4');
     expect(() => openSpeech(box, sealSpeech(new CryptoBox('another-deployment'), 'born 01011980'))).toThrow();
   });
 });

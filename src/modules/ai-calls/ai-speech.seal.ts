@@ -10,7 +10,8 @@ export function sealSpeech(box: CryptoBox, text: string): string {
   return box.encrypt(text);
 }
 
-const SEALED = /^v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+/** CryptoBox's form: v1, a 12-byte IV and a 16-byte tag in base64url, then the ciphertext. */
+const SEALED = /^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]*$/;
 
 /**
  * The words of a sealed utterance. Speech signalled before sealing existed is plain text and is
