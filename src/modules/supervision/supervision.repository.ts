@@ -76,13 +76,14 @@ export async function sweepSessions(sql: SqlTx, tenantId: string): Promise<void>
 }
 
 /**
- * The supervisor put their phone down: the active session on that leg ends (supervisor_left) and
- * frees its slot. Null when no active session holds the leg (already ended or replaced).
+ * The supervisor put their phone down: the session of that leg ends (supervisor_left) and frees its
+ * slot. A session still pending (the supervisor hung up before the request recorded the leg) ends
+ * too, and activateSession then leaves it ended. Null when the session is already over.
  */
 export async function endSessionOfLeg(sql: SqlTx, tenantId: string, sessionId: string, legUuid: string): Promise<{ id: string } | null> {
   const [row] = await sql.query<{ id: string }>(
     `UPDATE supervision_sessions SET status = 'ended', end_reason = 'supervisor_left', ended_at = now()
-      WHERE tenant_id = $1::uuid AND id = $2::uuid AND leg_uuid = $3 AND status = 'active'
+      WHERE tenant_id = $1::uuid AND id = $2::uuid AND status IN ('pending', 'active') AND (leg_uuid IS NULL OR leg_uuid = $3)
       RETURNING id`,
     [tenantId, sessionId, legUuid],
   );
