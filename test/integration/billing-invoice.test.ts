@@ -110,7 +110,7 @@ describe('GET /v1/billing/invoice', () => {
     // (1 pack). Not held in it: 10 retired before it began, 10 added after it ended (now).
     const held = await dids(t, 'house', 18, { added: beforeMonth() });
     await dids(t, 'house', 3, { added: beforeMonth(), retired: at(15) });
-    await dids(t, 'house', 10, { added: new Date(beforeMonth().getTime() - 86_400_000), retired: beforeMonth() });
+    const out = await dids(t, 'house', 10, { added: new Date(beforeMonth().getTime() - 86_400_000), retired: beforeMonth() });
     await dids(t, 'house', 10);
     await dids(t, 'customer', 11, { added: beforeMonth() });
 
@@ -138,9 +138,12 @@ describe('GET /v1/billing/invoice', () => {
     expect(byKind.did_overage_customer).toMatchObject({ description: '11 customer DIDs held in the period, 10 included', quantity: 1, amount_usd: '25.0000' });
     expect(byKind.sms).toMatchObject({ quantity: 5, unit_price_usd: null, amount_usd: '0.0395' });
 
-    // A closed month bills the same when read again after DIDs it counted are retired.
+    // A closed month bills the same when read again after a DID it counted is retired and one it did not
+    // count is brought back.
     const retired = await app.request('DELETE', `/v1/dids/${held[0]}`, { token: t.apiKey });
     expect(retired.status).toBe(200);
+    const back = await app.request('PATCH', `/v1/dids/${out[0]}`, { token: t.apiKey, body: { status: 'active' } });
+    expect(back.body.did.status).toBe('active');
     expect((await invoice(t)).body).toEqual(res.body);
   });
 

@@ -131,11 +131,13 @@ export interface TenantBillingFacts {
 
 /**
  * Seats, tier, the add-on flag and, per origin, the DIDs held at any time in [from, to): added
- * before its end and not retired before its start. A closed month therefore counts the same
- * whenever it is read; the current window counts what is held now plus what left during it.
+ * before its end and not inside one retired gap for all of it (did_retirements keeps every gap,
+ * also of a DID set back from retired). A closed month therefore counts the same whenever it is
+ * read; the current window counts what is held now plus what left during it.
  */
 export async function tenantFacts(sql: SqlTx, window: { from: Date; to: Date }): Promise<TenantBillingFacts | null> {
-  const held = `d.tenant_id = t.id AND d.created_at < $2 AND (d.retired_at IS NULL OR d.retired_at >= $1)`;
+  const held = `d.tenant_id = t.id AND d.created_at < $2
+    AND NOT EXISTS (SELECT 1 FROM did_retirements g WHERE g.did_id = d.id AND g.retired_at <= $1 AND (g.reheld_at IS NULL OR g.reheld_at >= $2))`;
   const [row] = await sql.query<TenantBillingFacts>(
     `SELECT t.seats, t.tier, t.voice_ai_enabled, t.plan_status,
             (SELECT count(*)::int FROM dids d WHERE ${held} AND d.origin = 'house') AS house_dids,
