@@ -1,10 +1,9 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { withTenant } from '../../src/lib/tenancy';
 import { carrierRoutes } from '../../src/modules/carriers/carrier.routes';
 import { createUserSession, provisionTenant, startTestApp, type HttpResult, type ProvisionedTenant, type TestApp } from '../helpers/harness';
+import { startFakeSipEdge, withEdgeUrl as withEdge, type FakeSipEdge } from '../helpers/sip-edge';
 import { widgetRouter } from '../helpers/widget';
 
 const FIELDS = ['id', 'account_id', 'tenant_id', 'scope', 'kind', 'name', 'sip_proxy', 'source_ips', 'status', 'created_at', 'updated_at'];
@@ -16,20 +15,11 @@ function expectError(res: HttpResult, status: number, code: string, messagePart?
   if (messagePart !== undefined) expect(res.body.error.message).toMatch(messagePart);
 }
 
-interface EdgeCall {
-  method: string;
-  url: string;
-  authorization: string | undefined;
-  body: unknown;
-}
-
 describe('Carriers', () => {
   let app: TestApp;
   let owner: Client;
-  let edge: http.Server;
+  let edge: FakeSipEdge;
   let edgeBase: string;
-  const edgeCalls: EdgeCall[] = [];
-  let edgeStatus = 200;
   /** A and B share one account; C is of another account. */
   let a: ProvisionedTenant;
   let b: ProvisionedTenant;
@@ -52,37 +42,12 @@ describe('Carriers', () => {
   const audits = (t: ProvisionedTenant, id: string) =>
     withTenant(app.deps.db, t.tenantId, (tx) => tx.auditLog.findMany({ where: { subjectType: 'carrier', subjectId: id }, orderBy: [{ occurredAt: 'asc' }, { seq: 'asc' }] }));
   const accountOf = async (t: ProvisionedTenant) => (await owner.query<{ account_id: string }>('SELECT account_id FROM tenants WHERE id = $1', [t.tenantId])).rows[0]!.account_id;
-  const config = () => app.deps.config as { SBC_API_URL?: string };
-  async function withoutEdge<T>(work: () => Promise<T>): Promise<T> {
-    const saved = config().SBC_API_URL;
-    config().SBC_API_URL = undefined;
-    try {
-      return await work();
-    } finally {
-      config().SBC_API_URL = saved;
-    }
-  }
-  async function withEdgeUrl<T>(url: string, work: () => Promise<T>): Promise<T> {
-    const saved = config().SBC_API_URL;
-    config().SBC_API_URL = url;
-    try {
-      return await work();
-    } finally {
-      config().SBC_API_URL = saved;
-    }
-  }
+  const withoutEdge = <T>(work: () => Promise<T>) => withEdge(app, undefined, work);
+  const withEdgeUrl = <T>(url: string, work: () => Promise<T>) => withEdge(app, url, work);
 
   beforeAll(async () => {
-    edge = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        edgeCalls.push({ method: req.method!, url: req.url!, authorization: req.headers.authorization, body: JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null') });
-        res.writeHead(edgeStatus, { 'content-type': 'application/json' }).end('{}');
-      });
-    });
-    await new Promise<void>((resolve) => edge.listen(0, '127.0.0.1', resolve));
-    const origin = `http://127.0.0.1:${(edge.address() as AddressInfo).port}`;
+    edge = await startFakeSipEdge();
+    const origin = edge.origin;
     edgeBase = `${origin}/sbc/`;
     // Port 9 (discard) is allowlisted but closed: the network-failure case.
     app = await startTestApp({ EGRESS_ALLOWLIST: `${origin},http://127.0.0.1:9`, SBC_API_URL: edgeBase, SBC_API_TOKEN: SBC_TOKEN });
@@ -96,15 +61,12 @@ describe('Carriers', () => {
     bAdmin = (await createUserSession(app, b)).token;
   });
 
-  beforeEach(() => {
-    edgeCalls.length = 0;
-    edgeStatus = 200;
-  });
+  beforeEach(() => edge.reset());
 
   afterAll(async () => {
     await owner?.end();
     await app?.close();
-    await new Promise((resolve) => edge?.close(resolve));
+    await edge?.close();
   });
 
   describe('POST /v1/carriers', () => {
@@ -129,7 +91,7 @@ describe('Carriers', () => {
         source_ips: ['203.0.113.10', '198.51.100.0/24', '2001:db8::1', '2001:db8::/64'],
         status: 'active',
       });
-      expect(edgeCalls).toEqual([]);
+      expect(edge.calls).toEqual([]);
       const entries = await audits(a, carrier.id);
       expect(entries.map((e) => [e.action, e.actorType])).toEqual([['carrier.created', 'api_key']]);
     });
@@ -230,7 +192,7 @@ describe('Carriers', () => {
       expectError(await get(c.apiKey, shared.id), 404, 'not_found');
       expectError(await provision(b.apiKey, aOnly.id), 404, 'not_found');
       expectError(await revoke(c.apiKey, shared.id), 404, 'not_found');
-      expect(edgeCalls).toEqual([]);
+      expect(edge.calls).toEqual([]);
     });
   });
 
@@ -240,7 +202,7 @@ describe('Carriers', () => {
       const res = await provision(a.apiKey, carrier.id);
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ status: 'provisioned' });
-      expect(edgeCalls).toEqual([
+      expect(edge.calls).toEqual([
         {
           method: 'POST',
           url: `/sbc/trunks/${carrier.id}`,
@@ -251,7 +213,7 @@ describe('Carriers', () => {
       expect((await row(a, carrier.id)).edgeStatus).toBe('provisioned');
       const revoked = await revoke(a.apiKey, carrier.id);
       expect(revoked.body).toEqual({ status: 'revoked' });
-      expect(edgeCalls[1]).toMatchObject({ method: 'POST', url: `/sbc/trunks/${carrier.id}/revoke`, authorization: `Bearer ${SBC_TOKEN}`, body: {} });
+      expect(edge.calls[1]).toMatchObject({ method: 'POST', url: `/sbc/trunks/${carrier.id}/revoke`, authorization: `Bearer ${SBC_TOKEN}`, body: {} });
       expect(await row(a, carrier.id)).toMatchObject({ edgeStatus: 'revoked', status: 'active' });
       expect((await audits(a, carrier.id)).map((e) => e.action)).toEqual(['carrier.created', 'carrier.provisioned', 'carrier.revoked']);
     });
@@ -263,7 +225,7 @@ describe('Carriers', () => {
         expect((await row(a, carrier.id)).edgeStatus).toBe('sbc_disabled');
         expect((await revoke(a.apiKey, carrier.id)).body).toEqual({ status: 'sbc_disabled' });
       });
-      expect(edgeCalls).toEqual([]);
+      expect(edge.calls).toEqual([]);
       const entries = await audits(a, carrier.id);
       expect(entries.map((e) => [e.action, (e.payload as { edge_status: string }).edge_status ?? null])).toEqual([
         ['carrier.created', null],
@@ -275,7 +237,7 @@ describe('Carriers', () => {
     it.each([400, 409, 500, 503])('502 sbc_error when the edge answers %i; edge_status unchanged, nothing audited', async (status) => {
       const carrier = await create(a.apiKey);
       expect((await provision(a.apiKey, carrier.id)).body.status).toBe('provisioned');
-      edgeStatus = status;
+      edge.status = status;
       expectError(await provision(a.apiKey, carrier.id), 502, 'sbc_error', new RegExp(`HTTP ${status}`));
       expectError(await revoke(a.apiKey, carrier.id), 502, 'sbc_error');
       expect((await row(a, carrier.id)).edgeStatus).toBe('provisioned');
@@ -300,7 +262,7 @@ describe('Carriers', () => {
       expectError(await revoke(a.apiKey, house.id), 422, 'unprocessable', /byoc/);
       expectError(await provision(a.apiKey, (await create(a.apiKey, { status: 'disabled' })).id), 422, 'unprocessable', /active/);
       expectError(await provision(a.apiKey, (await create(a.apiKey, { sip_proxy: null })).id), 422, 'unprocessable', /sip_proxy/);
-      expect(edgeCalls).toEqual([]);
+      expect(edge.calls).toEqual([]);
     });
 
     it('an account-wide trunk is provisioned and revoked only by an account_admin session, of any tenant of the account', async () => {
@@ -308,10 +270,10 @@ describe('Carriers', () => {
       expectError(await provision(a.apiKey, shared.id), 403, 'forbidden');
       expectError(await provision(aMember, shared.id), 403, 'forbidden');
       expectError(await revoke(b.apiKey, shared.id), 403, 'forbidden');
-      expect(edgeCalls).toEqual([]);
+      expect(edge.calls).toEqual([]);
       expect((await provision(bAdmin, shared.id)).body).toEqual({ status: 'provisioned' });
       expect((await revoke(aAdmin, shared.id)).body).toEqual({ status: 'revoked' });
-      expect(edgeCalls.map((e) => e.body)).toEqual([expect.objectContaining({ tenant_id: null, account_id: shared.account_id }), {}]);
+      expect(edge.calls.map((e) => e.body)).toEqual([expect.objectContaining({ tenant_id: null, account_id: shared.account_id }), {}]);
     });
   });
 });

@@ -1,10 +1,9 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { withTenant } from '../../src/lib/tenancy';
 import { inboundRouteRoutes } from '../../src/modules/inbound-routes/inbound-route.routes';
 import { provisionTenant, startTestApp, uniqueEmail, uniqueName, type HttpResult, type ProvisionedTenant, type TestApp } from '../helpers/harness';
+import { startFakeSipEdge, withEdgeUrl as withEdge, type FakeSipEdge } from '../helpers/sip-edge';
 import { widgetRouter } from '../helpers/widget';
 
 const FIELDS = ['id', 'tenant_id', 'e164', 'dest_type', 'dest_ref', 'recording', 'ai_enabled', 'status', 'notes', 'created_at', 'updated_at'];
@@ -22,9 +21,7 @@ const nextNumber = () => `+1415555${String(serial++).padStart(4, '0')}`;
 describe('Inbound routes', () => {
   let app: TestApp;
   let owner: Client;
-  let edge: http.Server;
-  const edgeCalls: { url: string; authorization: string | undefined; body: unknown }[] = [];
-  let edgeStatus = 200;
+  let edge: FakeSipEdge;
   /** a: voice AI on, agent 1001 active, agent 2002 inactive, a campaign with an IVR menu. b: another tenant, voice AI off. */
   let a: ProvisionedTenant;
   let b: ProvisionedTenant;
@@ -49,28 +46,11 @@ describe('Inbound routes', () => {
   const row = (t: ProvisionedTenant, id: string) => withTenant(app.deps.db, t.tenantId, (tx) => tx.inboundRoute.findUniqueOrThrow({ where: { id } }));
   const actions = async (t: ProvisionedTenant, id: string) =>
     (await withTenant(app.deps.db, t.tenantId, (tx) => tx.auditLog.findMany({ where: { subjectType: 'inbound_route', subjectId: id }, orderBy: [{ occurredAt: 'asc' }, { seq: 'asc' }] }))).map((e) => e.action);
-  const config = () => app.deps.config as { SBC_API_URL?: string };
-  async function withEdgeUrl<T>(url: string | undefined, work: () => Promise<T>): Promise<T> {
-    const saved = config().SBC_API_URL;
-    config().SBC_API_URL = url;
-    try {
-      return await work();
-    } finally {
-      config().SBC_API_URL = saved;
-    }
-  }
+  const withEdgeUrl = <T>(url: string | undefined, work: () => Promise<T>) => withEdge(app, url, work);
 
   beforeAll(async () => {
-    edge = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        edgeCalls.push({ url: req.url!, authorization: req.headers.authorization, body: JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null') });
-        res.writeHead(edgeStatus).end();
-      });
-    });
-    await new Promise<void>((resolve) => edge.listen(0, '127.0.0.1', resolve));
-    const origin = `http://127.0.0.1:${(edge.address() as AddressInfo).port}`;
+    edge = await startFakeSipEdge();
+    const origin = edge.origin;
     app = await startTestApp({ EGRESS_ALLOWLIST: origin, SBC_API_URL: origin, SBC_API_TOKEN: SBC_TOKEN });
     owner = new Client({ connectionString: process.env.TEST_DATABASE_URL });
     await owner.connect();
@@ -87,15 +67,12 @@ describe('Inbound routes', () => {
     await owner.query(`UPDATE campaigns SET ivr_menu = '{"prompt": "Press 1", "options": {}}'::jsonb WHERE id = $1`, [ivrCampaign]);
   });
 
-  beforeEach(() => {
-    edgeCalls.length = 0;
-    edgeStatus = 200;
-  });
+  beforeEach(() => edge.reset());
 
   afterAll(async () => {
     await owner?.end();
     await app?.close();
-    await new Promise((resolve) => edge?.close(resolve));
+    await edge?.close();
   });
 
   describe('POST /v1/inbound-routes', () => {
@@ -107,7 +84,7 @@ describe('Inbound routes', () => {
       expect(Object.keys(route).sort()).toEqual([...FIELDS].sort());
       expect(route).toMatchObject({ tenant_id: a.tenantId, e164, dest_type: 'agent', dest_ref: '1001', recording: true, ai_enabled: false, status: 'active', notes: 'main line' });
       expect(await actions(a, route.id)).toEqual(['inbound_route.created']);
-      expect(edgeCalls).toEqual([]);
+      expect(edge.calls).toEqual([]);
     });
 
     it('queue routes take any label; ivr routes a campaign with a menu or null for the default; ai_enabled with voice AI', async () => {
@@ -208,7 +185,7 @@ describe('Inbound routes', () => {
       expectError(await provision(b, route.id), 404, 'not_found');
       expectError(await disable(b, route.id), 404, 'not_found');
       expect((await row(a, route.id)).notes).toBeNull();
-      expect(edgeCalls).toEqual([]);
+      expect(edge.calls).toEqual([]);
     });
 
     it('changes fields, re-checks the destination, records what changed; an empty patch writes nothing', async () => {
@@ -251,8 +228,9 @@ describe('Inbound routes', () => {
       const res = await provision(a, route.id);
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ inbound_route: expect.objectContaining({ id: route.id, status: 'active' }), status: 'provisioned' });
-      expect(edgeCalls).toEqual([
+      expect(edge.calls).toEqual([
         {
+          method: 'POST',
           url: `/inbound-routes/${route.id}`,
           authorization: `Bearer ${SBC_TOKEN}`,
           body: { tenant_id: a.tenantId, e164: route.e164, dest_type: 'agent', dest_ref: '1001', recording: true, ai_enabled: false },
@@ -262,10 +240,10 @@ describe('Inbound routes', () => {
       const disabled = await disable(a, route.id);
       expect(disabled.status).toBe(200);
       expect(disabled.body.inbound_route).toMatchObject({ id: route.id, status: 'disabled' });
-      expect(edgeCalls[1]).toEqual({ url: `/inbound-routes/${route.id}/disable`, authorization: `Bearer ${SBC_TOKEN}`, body: {} });
+      expect(edge.calls[1]).toEqual({ method: 'POST', url: `/inbound-routes/${route.id}/disable`, authorization: `Bearer ${SBC_TOKEN}`, body: {} });
       expect((await row(a, route.id)).edgeStatus).toBe('revoked');
       expect((await disable(a, route.id)).body.inbound_route.status).toBe('disabled');
-      expect(edgeCalls).toHaveLength(2);
+      expect(edge.calls).toHaveLength(2);
       expect(await actions(a, route.id)).toEqual(['inbound_route.created', 'inbound_route.provisioned', 'inbound_route.disabled', 'inbound_route.edge_revoked']);
     });
 
@@ -276,13 +254,13 @@ describe('Inbound routes', () => {
         expect((await row(a, route.id)).edgeStatus).toBe('sbc_disabled');
         expect((await disable(a, route.id)).body.inbound_route.status).toBe('disabled');
       });
-      expect(edgeCalls).toEqual([]);
+      expect(edge.calls).toEqual([]);
       expect(await actions(a, route.id)).toEqual(['inbound_route.created', 'inbound_route.provisioned', 'inbound_route.disabled']);
     });
 
     it('502 sbc_error when the edge rejects provision: nothing recorded', async () => {
       const route = await create(a);
-      edgeStatus = 503;
+      edge.status = 503;
       expectError(await provision(a, route.id), 502, 'sbc_error', /HTTP 503/);
       expect((await row(a, route.id)).edgeStatus).toBeNull();
       await withEdgeUrl('http://10.0.0.1', async () => expectError(await provision(a, route.id), 502, 'sbc_error', /could not be reached/));
@@ -292,20 +270,20 @@ describe('Inbound routes', () => {
     it('502 on disable when the edge refuses: the route is disabled here anyway and a retry tells the edge again', async () => {
       const route = await create(a);
       expect((await provision(a, route.id)).body.status).toBe('provisioned');
-      edgeStatus = 500;
+      edge.status = 500;
       expectError(await disable(a, route.id), 502, 'sbc_error');
       expect(await row(a, route.id)).toMatchObject({ status: 'disabled', edgeStatus: 'provisioned' });
-      edgeStatus = 204;
+      edge.status = 204;
       expect((await disable(a, route.id)).status).toBe(200);
       expect((await row(a, route.id)).edgeStatus).toBe('revoked');
-      expect(edgeCalls.map((c) => c.url)).toEqual([`/inbound-routes/${route.id}`, `/inbound-routes/${route.id}/disable`, `/inbound-routes/${route.id}/disable`]);
+      expect(edge.calls.map((c) => c.url)).toEqual([`/inbound-routes/${route.id}`, `/inbound-routes/${route.id}/disable`, `/inbound-routes/${route.id}/disable`]);
     });
 
     it('422 when provisioning a disabled route', async () => {
       const route = await create(a);
       await disable(a, route.id);
       expectError(await provision(a, route.id), 422, 'unprocessable', /active/);
-      expect(edgeCalls).toEqual([]);
+      expect(edge.calls).toEqual([]);
     });
   });
 });
