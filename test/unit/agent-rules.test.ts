@@ -1,4 +1,3 @@
-import { AppError } from '../../src/lib/errors';
 import { SIP_EXTENSION_RE as SWITCH_SAFE_RE } from '../../src/modules/tenants/tenant.rules';
 import {
   checkSipExtension,
@@ -9,16 +8,8 @@ import {
   type Presence,
   type PresenceAction,
 } from '../../src/modules/agents/agent.rules';
+import { errorOf } from '../helpers/errors';
 
-function errorOf(fn: () => unknown): AppError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(AppError);
-    return err as AppError;
-  }
-  throw new Error('expected an AppError');
-}
 
 describe('presenceMove (SPEC "Agent presence")', () => {
   const allowed: Record<PresenceAction, Partial<Record<Presence, [Presence, boolean]>>> = {

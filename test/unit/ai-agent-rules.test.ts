@@ -1,4 +1,3 @@
-import { AppError } from '../../src/lib/errors';
 import {
   AI_AGENT_STATUSES,
   assertDisclosureWritable,
@@ -19,16 +18,8 @@ import {
   type AiAgentStatus,
   type HandoffRule,
 } from '../../src/modules/ai-agents/ai-agent.rules';
+import { errorOf } from '../helpers/errors';
 
-function errorOf(fn: () => unknown): AppError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(AppError);
-    return err as AppError;
-  }
-  throw new Error('expected an AppError');
-}
 
 const status422 = (fn: () => unknown, message: RegExp) => {
   const err = errorOf(fn);
