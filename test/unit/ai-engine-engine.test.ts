@@ -121,12 +121,28 @@ describe('verification gate', () => {
     expect(t.last.outcome).toBe('verification_failed');
   });
 
-  it('with verification disabled ({}), goes on only once the consumer confirms identity by name', () => {
+  it('with verification disabled ({}), a yes to the name only gets a person or a callback, never the debt', () => {
     const t = run(context({ consult_config: {} }), ['yes, speaking']);
-    expect(types(t)).toEqual(['disclosure_given', 'identity_confirmed', 'verified', 'mini_miranda_given', 'offer']);
-    expect(t.said).not.toContain('Your current balance is $1,234.56.');
-    const other = run(context({ consult_config: {} }), ['mm']);
-    noDebtDetails(other.said);
+    expect(types(t)).toEqual(['disclosure_given', 'identity_confirmed']);
+    expect(t.last.say).toEqual([
+      "Thank you. I'm not able to go over the details of this matter on this call.",
+      'Would you like to speak with a person now? If now is not a good time, just say call me later and we will call you back.',
+    ]);
+    noDebtDetails(t.said);
+    const person = run(context({ consult_config: {} }), ['yes, speaking', 'yes please']);
+    expect(ofType(person, 'handoff')).toEqual([{ type: 'handoff', rule_id: null, trigger: 'human_requested', action: 'offer_human', severity: 'soft' }]);
+    expect(person.last.outcome).toBe('handoff');
+    const later = run(context({ consult_config: {}, language: 'es' }), ['sí', 'llámeme más tarde']);
+    expect(later.last.outcome).toBe('callback_requested');
+    const no = run(context({ consult_config: {} }), ['yes', 'no thanks']);
+    expect(ofType(no, 'end')).toEqual([{ type: 'end', outcome: 'completed', reason: 'identity_only' }]);
+    for (const script of [['yes', 'how much do I owe?', 'what is this about?', 'I want to pay $50', 'no']]) {
+      const r = run(context({ consult_config: {} }), script);
+      noDebtDetails(r.said);
+      expect(types(r)).not.toContain('offer');
+      expect(types(r)).not.toContain('mini_miranda_given');
+    }
+    noDebtDetails(run(context({ consult_config: {} }), ['mm']).said);
   });
 
   it('keeps no verification fact in the state, and erases the expected answer once verified', () => {

@@ -217,6 +217,11 @@ function check({ ctx, script }: Checked, rng: Rng): { outcome: string; offers: n
   if (start.say.length > 0 && start.say[0] !== ctx.agent.disclosure_text) fail('the disclosure is not the first thing said');
   if (start.say.length === 0 && start.outcome === null) fail('silent start without an end');
   let verified = false;
+  const verifying = typeof ctx.consult_config.factor === 'string';
+  const maxAttempts = ctx.consult_config.max_attempts ?? 3;
+  let attempts = 0;
+  // The verification facts are asked for, never told (a due date may share digits with one).
+  const secrets = [ctx.debt.ssn_last4!, ctx.debt.pin!, ctx.debt.zip!, ctx.debt.dob!.replace(/-/g, '')].filter((f) => !ctx.debt.due_date!.replace(/-/g, '').includes(f));
   const offered: string[] = [];
   let elapsed = 0;
   const checkTurn = (turn: Turn<RuleEngineState>, isStart: boolean) => {
@@ -227,9 +232,22 @@ function check({ ctx, script }: Checked, rng: Rng): { outcome: string; offers: n
       if (policy.take_payments === 'none' && /\b(card|tarjeta)\b/.test(folded)) fail(`mentioned a card: ${line}`);
       const beforeVerification = !verified && !(isStart && i === 0) && !turnVerifiesBefore(turn, line);
       if (beforeVerification) for (const d of details) if (line.includes(d)) fail(`debt detail "${d}" before verification: ${line}`);
+      if (!verifying) for (const d of details) if (line.includes(d) && !(isStart && i === 0)) fail(`debt detail "${d}" without verification ({}): ${line}`);
+      for (const secret of secrets) if (new RegExp(`\\b${secret}\\b`).test(line.replace(/[-/]/g, ''))) fail(`spoke a verification fact: ${line}`);
     });
     for (const e of turn.events) {
-      if (e.type === 'verified') verified = true;
+      if (e.type === 'verification_attempt') {
+        attempts += 1;
+        if (!verifying) fail('a verification attempt with verification disabled');
+        if (attempts > maxAttempts) fail(`attempt ${attempts} past max_attempts ${maxAttempts}`);
+      }
+      if (e.type === 'verified') {
+        if (!verifying) fail('verified with verification disabled ({}): a yes to a name is not right-party verification');
+        if (!turn.events.some((x) => x.type === 'verification_attempt' && x.ok)) fail('verified without a right answer');
+        verified = true;
+      }
+      if (e.type === 'mini_miranda_given' && !verified) fail('mini-Miranda (the debt) before verification');
+      if (e.type === 'verification_failed' && e.reason === 'max_attempts' && attempts !== maxAttempts) fail('verification failed before max_attempts');
       if (e.type === 'offer') {
         if (!verified) fail('offer before verification');
         assertOfferInside(e, policy, balance, fail);
@@ -267,7 +285,7 @@ function turnVerifiesBefore(turn: Turn<RuleEngineState>, line: string): boolean 
 }
 
 describe('property: random scripts against random policies', () => {
-  it(`${SCRIPTS} seeded scripts: offers inside policy, nothing prohibited, nothing before verification, disclosure first, no throw`, () => {
+  it(`${SCRIPTS} seeded scripts: offers inside policy, nothing prohibited, nothing of the debt before verification or ever with {}, attempts within max_attempts, disclosure first, no throw`, () => {
     const rng = mulberry32(SEED);
     const outcomes = new Map<string, number>();
     let offers = 0;
@@ -282,11 +300,12 @@ describe('property: random scripts against random policies', () => {
       outcomes.set(result.outcome, (outcomes.get(result.outcome) ?? 0) + 1);
     }
     // The generator must actually reach the interesting outcomes, or the property proves little.
-    for (const outcome of ['promise_to_pay', 'handoff', 'verification_failed', 'refused_to_pay', 'wrong_party', 'max_duration']) {
+    for (const outcome of ['promise_to_pay', 'handoff', 'verification_failed', 'refused_to_pay', 'wrong_party', 'max_duration', 'callback_requested', 'completed']) {
       expect({ outcome, reached: (outcomes.get(outcome) ?? 0) > 0 }).toEqual({ outcome, reached: true });
     }
     expect(offers).toBeGreaterThan(SCRIPTS / 2);
-    expect(promises).toBeGreaterThan(SCRIPTS / 10);
+    // A fifth of the scripts run with verification disabled ({}), where no promise can be made.
+    expect(promises).toBeGreaterThan(SCRIPTS / 12);
   });
 
   it('is deterministic: the same seed gives identical turns', () => {

@@ -159,6 +159,7 @@ export type EndReason =
   | 'handoff_declined'
   | 'disputed'
   | 'nothing_due'
+  | 'identity_only'
   | 'offer_outside_policy'
   | 'invalid_context';
 

@@ -42,7 +42,8 @@ const MAX_REFUSALS = 2;
 /** A spoken turn is far shorter; the cap bounds the classifier's work on garbage input. */
 export const MAX_UTTERANCE_CHARS = 2000;
 
-export type Phase = 'identity' | 'verify' | 'negotiate' | 'handoff' | 'ended';
+/** `identified`: verification is disabled ({}) and the consumer said yes to their name: a person or a callback, never the debt. */
+export type Phase = 'identity' | 'verify' | 'identified' | 'negotiate' | 'handoff' | 'ended';
 
 /** The context as kept in state: the verification facts are dropped (only the expected answer stays). */
 export type StoredContext = Omit<ConversationContext, 'debt'> & { debt: Omit<DebtFacts, 'ssn_last4' | 'dob' | 'pin' | 'zip'> };
@@ -190,6 +191,8 @@ function currentQuestion(t: TurnBuilder): string[] {
       const v = s.verification!;
       return [lines.verifyPrompt(v.factor, v.length, v.dob_format)];
     }
+    case 'identified':
+      return [lines.personOrCallback];
     case 'negotiate': {
       const offer = s.offer!;
       return [lines.offer(offer, t.money), lines.offerQuestion(s.context.agent.policy.take_payments, offer)];
@@ -448,7 +451,10 @@ function confirmIdentity(t: TurnBuilder, r: Reading, previousReprompts: number):
   t.event({ type: 'identity_confirmed' });
   const v = s.verification;
   if (!v) {
-    afterVerified(t);
+    // A yes to a name is no right-party verification (FDCPA 1692c(b)): the debt, the creditor and
+    // any offer stay unsaid; the consumer may take a person or a callback.
+    s.phase = 'identified';
+    t.ask([t.lines.identifiedOnly, ...currentQuestion(t)], () => undefined);
     return;
   }
   if (v.expected === null) {
@@ -459,6 +465,24 @@ function confirmIdentity(t: TurnBuilder, r: Reading, previousReprompts: number):
   }
   s.phase = 'verify';
   t.ask(currentQuestion(t), () => undefined);
+}
+
+/** The answer to "a person now, or a callback?" of an identity-only call (a callback request is read before the phase). */
+function personOrCallback(t: TurnBuilder, r: Reading, previousReprompts: number): void {
+  if (r.askPurpose) {
+    t.ask([t.lines.purpose, ...currentQuestion(t)], () => undefined);
+    return;
+  }
+  if (r.yes && !r.no) {
+    handOff(t, { rule_id: null, trigger: 'human_requested', action: 'offer_human', severity: 'soft' });
+    return;
+  }
+  if (r.no || r.declineOffer) {
+    t.say(t.lines.goodbye);
+    t.end('completed', 'identity_only');
+    return;
+  }
+  reprompt(t, previousReprompts);
 }
 
 function handle(t: TurnBuilder, r: Reading, utterance: string, previousReprompts: number): void {
@@ -501,6 +525,9 @@ function handle(t: TurnBuilder, r: Reading, utterance: string, previousReprompts
       return;
     case 'verify':
       verify(t, r, utterance, previousReprompts);
+      return;
+    case 'identified':
+      personOrCallback(t, r, previousReprompts);
       return;
     case 'negotiate':
       negotiate(t, r, previousReprompts);

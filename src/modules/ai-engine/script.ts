@@ -25,6 +25,9 @@ export interface Lines {
   verifyRetry: string;
   verified: string;
   verifyFailed: string;
+  /** Verification disabled: identity confirmed by name only, so nothing about the matter is said. */
+  identifiedOnly: string;
+  personOrCallback: string;
   purpose: string;
   creditor(name: string): string;
   balance(money: string): string;
@@ -88,6 +91,8 @@ const EN: Lines = {
   },
   verifyRetry: "That doesn't match our records. Let's try again.",
   verified: 'Thank you for confirming.',
+  identifiedOnly: "Thank you. I'm not able to go over the details of this matter on this call.",
+  personOrCallback: 'Would you like to speak with a person now? If now is not a good time, just say call me later and we will call you back.',
   verifyFailed: "I'm sorry, I wasn't able to verify your identity, so I can't continue this call. Thank you for your time. Goodbye.",
   purpose: "I'm calling about a personal business matter, and I first need to confirm I'm speaking with the right person.",
   creditor: (name) => `This call is on behalf of ${name}.`,
@@ -161,6 +166,8 @@ const ES: Lines = {
   },
   verifyRetry: 'Eso no coincide con nuestros registros. Intentemos de nuevo.',
   verified: 'Gracias por confirmar.',
+  identifiedOnly: 'Gracias. No puedo tratar los detalles de este asunto en esta llamada.',
+  personOrCallback: '¿Desea hablar ahora con una persona? Si no es buen momento, diga llámeme más tarde y le devolveremos la llamada.',
   verifyFailed: 'Lo siento, no pude verificar su identidad, así que no puedo continuar esta llamada. Gracias por su tiempo. Adiós.',
   purpose: 'Le llamo por un asunto personal de negocios, y primero necesito confirmar que hablo con la persona correcta.',
   creditor: (name) => `Esta llamada es en nombre de ${name}.`,
