@@ -3,9 +3,14 @@ import type { SqlTx } from '../../lib/tenancy';
 
 export interface OptOut {
   phoneE164: string;
-  source: 'optout_digit' | 'optout_keyword';
-  /** The medium the consumer asked to stop (REGULATIONS F13: a request covers that medium). */
-  channel: 'voice' | 'sms';
+  source: 'optout_digit' | 'optout_keyword' | 'wrong_number' | 'verbal_revocation';
+  /**
+   * The medium the consumer asked to stop (REGULATIONS F13: a request covers that medium); `all`
+   * for a number that is not the consumer's (a wrong number), whose consents prove nothing.
+   */
+  channel: 'voice' | 'sms' | 'all';
+  /** Only this debt's consents are revoked (a wrong number is wrong for the debt it was dialed for); omitted: every debt's. */
+  debtId?: string;
   reason: string;
   at: Date | string;
   /** Stored on each revoked consent: what the consumer did, where. */
@@ -29,9 +34,9 @@ export async function recordOptOut(sql: SqlTx, tenantId: string, o: OptOut): Pro
   );
   const revoked = await sql.query<{ id: string }>(
     `UPDATE consents SET revoked_at = $3, revoked_source = $4, revoked_evidence = $5::jsonb
-      WHERE phone_e164 = $1 AND channel = $2 AND revoked_at IS NULL
+      WHERE phone_e164 = $1 AND ($2 = 'all' OR channel = $2) AND ($6::uuid IS NULL OR debt_id = $6::uuid) AND revoked_at IS NULL
       RETURNING id`,
-    [o.phoneE164, o.channel, o.at, o.source, JSON.stringify(o.evidence)],
+    [o.phoneE164, o.channel, o.at, o.source, JSON.stringify(o.evidence), o.debtId ?? null],
   );
   await appendAuditSql(sql, tenantId, [
     {
