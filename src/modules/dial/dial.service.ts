@@ -6,6 +6,7 @@ import { EslUnavailableError, eslErrorToAppError } from '../../switch/esl';
 import { callAttemptView } from '../cdr/call-attempt.views';
 import { findCallByUuid } from '../cdr/cdr.repository';
 import { attemptProfile } from '../compliance/compliance-preflight.service';
+import { lockCommunications } from '../compliance/communications-lock';
 import { complianceSnapshot, evaluateInTx } from '../compliance/compliance.service';
 import type { Gate } from '../compliance/compliance.types';
 import { channelsInUse, dialsLastSecond, tenantLimits } from '../dialer/capacity.repository';
@@ -26,10 +27,11 @@ type Recorded =
   | { status: 'recorded'; call: PlannedCall };
 
 /**
- * A human-initiated dial (preview and manual campaigns). One tenant transaction checks the request,
- * takes the tenant's dial lock (the dial tick's), applies the rate brake, decides with the engine
- * and, when allowed, records the attempt; only after that commits is the switch told. Every refusal
- * before the engine leaves no trace; the engine's refusal is recorded evidence and a 200.
+ * A human-initiated dial (preview and manual campaigns). One tenant transaction takes the tenant's
+ * communications lock (the dial tick's and the SMS sends'), checks the request, applies the rate
+ * brake, decides with the engine and, when allowed, records the attempt; only after that commits
+ * is the switch told. Every refusal before the engine leaves no trace; the engine's refusal is
+ * recorded evidence and a 200.
  */
 export async function dial(
   deps: AppDeps,
@@ -49,6 +51,9 @@ export async function dial(
     const refusal = await billingRefusal(sql);
     if (refusal) throw refusal;
 
+    // The lock every call and text decision of the tenant takes (the loop's and the SMS sends' too):
+    // ceilings and cross-channel caps are never overshot. Before the debt's row lock, as they take it.
+    await lockCommunications(sql, tenantId);
     const debt = UUID_RE.test(input.debt_id) ? await lockDebt(sql, tenantId, input.debt_id) : null;
     if (!debt) throw notFound('debt not found');
     if (debt.campaign_id !== campaignId) throw unprocessable('the debt does not belong to this campaign');
@@ -77,9 +82,7 @@ export async function dial(
 
     if (!deps.esl?.isUp()) throw eslErrorToAppError(new EslUnavailableError('the switch control link is down'));
 
-    // The dial tick's lock: manual dials and the loop share the tenant's ceilings without overshooting them.
-    await sql.query(`SELECT pg_advisory_xact_lock(hashtextextended('dial:' || $1::text, 0))`, [tenantId]);
-    // Read after the lock, so the counts below see every dial committed before this one.
+    // Read after the lock, so the counts below see every dial and text committed before this one.
     const now = new Date();
     if (await callInFlight(sql, debt.id, phone, now)) throw conflict('a call to this debt or number is still in progress');
     const fromNumbers = await callerIds(sql, campaign);

@@ -9,6 +9,7 @@ import { amdEffective, treatmentOf } from '../../../workflows/call-flow';
 import { insertOutcome } from '../cdr/cdr.repository';
 import { releaseAgentsOfCalls } from './call-session.service';
 import { startWrapUpTimers } from '../agent-wrap-up/wrap-up.service';
+import { lockCommunications } from '../compliance/communications-lock';
 import { attemptProfile } from '../compliance/compliance-preflight.service';
 import { complianceSnapshot, evaluateInTx } from '../compliance/compliance.service';
 import { claimDialableLeads } from '../leads/lead.repository';
@@ -177,8 +178,9 @@ async function decideAndRecord(deps: AppDeps, input: TickInput, ratio: number, i
     if (mode === 'none') return none('human_initiated_only');
     if (await billingRefusal(sql)) return none('billing_blocked');
 
-    // Capacity is the tenant's, shared by its campaigns: reserve it one tick at a time.
-    await sql.query(`SELECT pg_advisory_xact_lock(hashtextextended('dial:' || $1::text, 0))`, [input.tenantId]);
+    // Capacity is the tenant's, shared by its campaigns: reserve it one tick at a time. The lock is
+    // the one every call and text decision takes, so the caps that count both channels hold.
+    await lockCommunications(sql, input.tenantId);
     const fromNumbers = await callerIds(sql, campaign);
     if (fromNumbers === null) return none('caller_id_pool_parked');
     const cpsLeft = campaign.max_cps === null ? null : Math.max(0, campaign.max_cps - (await dialsLastSecond(sql, now)));

@@ -28,15 +28,6 @@ export interface SmsRow {
 const COLUMNS = `id, direction, status, from_e164, to_e164, body, segments, encoding, client_ref, provider_id, provider_message_id,
   campaign_id, debt_id, consumer_ref, compliance_snapshot, cost_usd, error_code, kind, occurred_at, corrects_id, recorded_at`;
 
-/**
- * Serializes the tenant's sends from the replay check to the queued row's commit: a replayed
- * client_ref, the month-to-date spend and the sends of the last second are then read exactly.
- * Decisions of one tenant already serialize on the audit chain, so this costs no extra concurrency.
- */
-export async function lockTenantSends(sql: SqlTx, tenantId: string): Promise<void> {
-  await sql.query(`SELECT pg_advisory_xact_lock(hashtextextended('sms-send:' || $1::text, 0))`, [tenantId]);
-}
-
 export async function findOriginalByClientRef(sql: SqlTx, clientRef: string): Promise<SmsRow | null> {
   const rows = await sql.query<SmsRow>(
     `SELECT ${COLUMNS} FROM sms_messages WHERE tenant_id = app_tenant_id() AND client_ref = $1 AND corrects_id IS NULL`,

@@ -3,6 +3,7 @@ import type { AppDeps } from '../../deps';
 import { AppError, internal, notFound, throttled, unprocessable } from '../../lib/errors';
 import { decodeTimestampIdCursor, paginate } from '../../lib/pagination';
 import { withTenantSql, type SqlTx } from '../../lib/tenancy';
+import { lockCommunications } from '../compliance/communications-lock';
 import { complianceSnapshot, evaluateInTx, type EvaluatedDecision } from '../compliance/compliance.service';
 import { RULES_VERSION } from '../compliance/compliance.rules';
 import type { ResolvedProvider, SmsAdapter, SmsAdapterName, SmsSendContext, SmsSendResult } from './adapters/adapter';
@@ -14,7 +15,6 @@ import {
   insertQueued,
   insertTransition,
   listRows,
-  lockTenantSends,
   monthToDateSpend,
   sendsLastSecond,
   tenantSmsLimits,
@@ -112,11 +112,12 @@ export interface SendResult {
 }
 
 /**
- * POST /v1/sms/messages. One tenant transaction, under the tenant's send lock, runs the checks in
- * order: replay, spend cap, engine, provider resolution, rate brake, queued row. Refusals before
- * the engine leave nothing; an engine refusal commits its evidence only; an allowed decision
- * commits together with the queued row (or not at all). The provider is called after that
- * commit, outside the lock, and its answer is appended as a transition.
+ * POST /v1/sms/messages. One tenant transaction, under the tenant's communications lock (the one
+ * every call decision takes too), runs the checks in order: replay, spend cap, engine, provider
+ * resolution, rate brake, queued row. Refusals before the engine leave nothing; an engine refusal
+ * commits its evidence only; an allowed decision commits together with the queued row (or not at
+ * all), so the text exists for every later decision. The provider is called after that commit,
+ * outside the lock, and its answer is appended as a transition.
  */
 export async function sendSms(
   deps: AppDeps,
@@ -134,7 +135,10 @@ export async function sendSms(
     if (input.campaign_id && !(await campaignVisible(sql, input.campaign_id))) {
       throw unprocessable('campaign_id is not a campaign of this tenant');
     }
-    await lockTenantSends(sql, tenantId);
+    // The lock every call and text decision of the tenant takes, held to the queued row's commit: the
+    // replay check, the spend and the last second's sends are read exactly, and a call decided at the
+    // same moment sees this text (and this text that call) in the counts of the caps both count toward.
+    await lockCommunications(sql, tenantId);
 
     const existing = await findOriginalByClientRef(sql, clientRef);
     if (existing) {
