@@ -8,7 +8,16 @@ export interface NumberGeo {
   zones: string[];
   /** Two-letter US state of the number's area code, when the metadata names one. */
   areaCodeState: string | null;
+  /**
+   * A NANP number in a non-geographic area code (toll-free, personal 5XX, 900, 710: CONTRACT
+   * section 12). Its zone list is the whole plan's, so it says nothing about where the consumer is.
+   */
+  nonGeographic: boolean;
 }
+
+/** CONTRACT section 12: area codes that are not places, whatever the metadata's type says. */
+const NON_GEOGRAPHIC_NPAS = new Set(['800', '822', '833', '844', '855', '866', '877', '888', '900', '710']);
+const NON_GEOGRAPHIC_TYPES = new Set(['TOLL_FREE', 'PERSONAL_NUMBER', 'PREMIUM_RATE', 'SHARED_COST', 'UAN']);
 
 // libphonenumber resolves by prefix; NPA-NXX (the first 7 digits of a NANP number) is as fine as
 // its metadata goes, so that is the cache key. Bounded so a hostile import cannot grow it forever.
@@ -25,11 +34,14 @@ function stateFromDescription(description: string | null): string | null {
 
 async function resolve(e164: string): Promise<NumberGeo> {
   const parsed = parsePhoneNumberFromString(e164);
-  if (!parsed) return { zones: [], areaCodeState: null };
+  if (!parsed) return { zones: [], areaCodeState: null, nonGeographic: false };
+  const nanp = parsed.countryCallingCode === '1';
+  const nonGeographic = nanp && (NON_GEOGRAPHIC_NPAS.has(parsed.nationalNumber.slice(0, 3)) || NON_GEOGRAPHIC_TYPES.has(parsed.getType() ?? ''));
+  if (nonGeographic) return { zones: [], areaCodeState: null, nonGeographic };
   const [zones, description] = await Promise.all([timezones(parsed), geocoder(parsed, 'en')]);
   // libphonenumber answers Etc/Unknown when it has no zone for a prefix.
   const known = (zones ?? []).filter((z) => z && z !== 'Etc/Unknown');
-  return { zones: [...new Set(known)].sort(), areaCodeState: parsed.country === 'US' ? stateFromDescription(description) : null };
+  return { zones: [...new Set(known)].sort(), areaCodeState: parsed.country === 'US' ? stateFromDescription(description) : null, nonGeographic };
 }
 
 /** Zones and area-code state for a number, from the phone-number metadata library (cached). */

@@ -1,4 +1,4 @@
-import { decide, destinationZones, insideWindow, jurisdictionsOf } from '../../src/modules/compliance/compliance.decide';
+import { decide, destinationZones, insideWindow, isValidZone, jurisdictionsOf } from '../../src/modules/compliance/compliance.decide';
 import { DEFAULT_POLICY } from '../../src/modules/compliance/compliance.policy';
 import { GATE_CHAIN, type DecisionFacts, type DecisionRequest, type Gate } from '../../src/modules/compliance/compliance.types';
 
@@ -8,14 +8,28 @@ function request(over: Partial<DecisionRequest> = {}): DecisionRequest {
   return { debtId: 'debt-1', phone: '+16175550123', channel: 'voice', campaignId: null, initiation: 'automated', artificialVoice: false, ...over };
 }
 
+const NO_COUNTS = {
+  regfCalls7d: 0,
+  priorAttempts7d: 0,
+  debt7d: 0,
+  debt30d: 0,
+  consumer7d: 0,
+  debtCalls24h: 0,
+  priorDebt7d: 0,
+  priorDebt30d: 0,
+  priorConsumer7d: 0,
+  priorDebt24h: 0,
+};
+
 function facts(over: Partial<DecisionFacts> = {}): DecisionFacts {
   return {
     humanInitiatedEnabled: false,
     debt: { id: 'debt-1', state: 'open', debtType: 'other', consumerRef: 'c-1', ceaseAndDesistAt: null },
-    contact: { lineType: 'mobile', timezone: null, usState: null, city: null, postalCode: null, nycBorough: null },
-    consent: { source: 'import', grantedAt: new Date('2026-01-10T00:00:00Z'), revokedAt: null, revokedSource: null },
+    contact: { lineType: 'mobile', timezone: null, usState: null, city: null, postalCode: null, postalState: null, nycBorough: null },
+    places: [],
+    consent: { source: 'import', grantedAt: new Date('2026-11-10T00:00:00Z'), givenOn: '2026-01-10', revokedAt: null, revokedSource: null },
     dncSources: [],
-    counts: { regfCalls7d: 0, priorAttempts7d: 0, debt7d: 0, debt30d: 0, consumer7d: 0, debtCalls24h: 0 },
+    counts: { ...NO_COUNTS },
     lastConversationAt: null,
     reassignedOn: null,
     campaign: null,
@@ -23,7 +37,8 @@ function facts(over: Partial<DecisionFacts> = {}): DecisionFacts {
     policy: DEFAULT_POLICY,
     disclosureValid: null,
     numberZones: ['America/New_York'],
-    areaCodeState: null,
+    areaCodeState: 'MA',
+    numberNonGeographic: false,
     ...over,
   };
 }
@@ -53,7 +68,7 @@ describe('consent gates', () => {
   });
 
   it('refuses revoked consent (consent_revoked)', () => {
-    const d = decide(request(), facts({ consent: { source: 'import', grantedAt: new Date('2026-01-01'), revokedAt: new Date('2026-05-01'), revokedSource: 'sms_stop' } }), NOON_NY);
+    const d = decide(request(), facts({ consent: { source: 'import', grantedAt: new Date('2026-01-01'), givenOn: null, revokedAt: new Date('2026-05-01'), revokedSource: 'sms_stop' } }), NOON_NY);
     expect(d.gate).toBe('consent_revoked');
     expect(d.reason).toContain('sms_stop');
   });
@@ -125,15 +140,46 @@ describe('quiet hours', () => {
     expect(at('2026-06-16T02:30:00Z', idaho).gate).toBeNull(); // 20:30 MDT, 19:30 PDT
   });
 
-  it('uses a known zone alone: the contact zone, or a zone given with the request', () => {
-    const idaho = { numberZones: ['America/Boise', 'America/Los_Angeles'] };
-    const known = { ...idaho, contact: { ...facts().contact!, timezone: 'America/Boise' } };
-    expect(at('2026-06-15T14:30:00Z', known).gate).toBeNull();
-    expect(at('2026-06-15T14:30:00Z', idaho, { timezone: 'America/Boise' }).gate).toBeNull();
+  it('never judges a stored or given zone alone: the area code and the address count too', () => {
+    const hawaii = { numberZones: ['Pacific/Honolulu'], contact: { ...facts().contact!, timezone: 'America/New_York' } };
+    // 12:00 in New York is 06:00 in Honolulu: the 808 number's zone keeps the call out.
+    const d = at('2026-06-15T16:00:00Z', hawaii);
+    expect(d.gate).toBe('quiet_hours');
+    expect(d.reason).toContain('Pacific/Honolulu');
+    expect(d.zones).toEqual(['America/New_York', 'Pacific/Honolulu']);
+    expect(at('2026-06-15T22:00:00Z', hawaii).gate).toBeNull(); // 18:00 EDT, 12:00 HST
+    const idaho = { numberZones: ['America/Boise'] };
+    expect(at('2026-06-15T14:30:00Z', idaho, { timezone: 'America/Los_Angeles' }).gate).toBe('quiet_hours'); // 07:30 PDT
+    const texan = { numberZones: ['America/Chicago'], contact: { ...facts().contact!, usState: 'TX' } };
+    expect(destinationZones(request(), facts(texan))).toEqual(['America/Chicago', 'America/Denver']);
+    const postal = { numberZones: ['America/New_York'], contact: { ...facts().contact!, postalState: 'FL' } };
+    expect(destinationZones(request(), facts(postal))).toEqual(['America/Chicago', 'America/New_York']);
+  });
+
+  describe('numbers without a zone (CONTRACT section 12)', () => {
+    const tollFree = { numberZones: [], numberNonGeographic: true, areaCodeState: null };
+    it('refuses a toll-free, personal or premium number with no zone given or stored, voice and text', () => {
+      for (const channel of ['voice', 'sms'] as const) {
+        const d = at('2026-06-15T16:00:00Z', tollFree, { phone: '+18005550123', channel });
+        expect(d.gate).toBe('quiet_hours');
+        expect(d.reason).toContain('non-geographic');
+        expect(d.zones).toEqual([]);
+      }
+    });
+    it('judges it in the stored or given zone and the address’s zones', () => {
+      expect(at('2026-06-15T16:00:00Z', { ...tollFree, contact: { ...facts().contact!, timezone: 'America/New_York' } }, { phone: '+18005550123' }).gate).toBeNull();
+      expect(at('2026-06-15T16:00:00Z', tollFree, { phone: '+18005550123', channel: 'sms', timezone: 'America/Chicago' }).gate).toBeNull();
+      const withState = { ...tollFree, contact: { ...facts().contact!, timezone: 'America/New_York', usState: 'HI' } };
+      expect(at('2026-06-15T16:00:00Z', withState, { phone: '+18005550123' }).gate).toBe('quiet_hours');
+    });
+    it('does not resolve from an address alone', () => {
+      expect(at('2026-06-15T16:00:00Z', { ...tollFree, contact: { ...facts().contact!, usState: 'NY' } }, { phone: '+18005550123' }).gate).toBe('quiet_hours');
+    });
   });
 
   it('ignores an invalid zone name instead of trusting it', () => {
     const bad = { contact: { ...facts().contact!, timezone: 'Mars/Olympus' }, numberZones: ['America/Los_Angeles'] };
+    expect(isValidZone('Mars/Olympus')).toBe(false);
     expect(destinationZones(request(), facts(bad))).toEqual(['America/Los_Angeles']);
   });
 
@@ -246,12 +292,12 @@ describe('state and city limits', () => {
 
   it('caps New York City at 3 per 7 days once in force (2026-09-01), by borough or city name', () => {
     const inForce = new Date('2026-10-15T16:00:00Z');
-    const inNyc = contact({ nycBorough: 'queens', usState: 'NY' });
+    const inNyc = { ...contact({ nycBorough: 'queens', usState: 'NY' }), areaCodeState: 'NY' };
     expect(decide(request(), facts({ ...comms(3), ...inNyc }), inForce).gate).toBe('state_limit');
     expect(decide(request(), facts({ ...comms(2), ...inNyc }), inForce).gate).toBeNull();
     expect(decide(request(), facts({ ...comms(3), ...inNyc }), new Date('2026-08-31T16:00:00Z')).gate).toBeNull();
-    expect(decide(request(), facts({ ...comms(3), ...contact({ city: 'Brooklyn' }) }), inForce).gate).toBe('state_limit');
-    expect(jurisdictionsOf(facts(contact({ city: 'Brooklyn', usState: 'NY' })))).toEqual({ states: ['NY'], nyc: true });
+    expect(decide(request(), facts({ ...comms(3), ...contact({ city: 'Brooklyn' }), areaCodeState: 'NY' }), inForce).gate).toBe('state_limit');
+    expect(jurisdictionsOf(facts({ ...contact({ city: 'Brooklyn', usState: 'NY' }), areaCodeState: null }), '+17185550123')).toEqual({ states: ['NY'], nyc: true, unknown: false });
   });
 
   it('does not treat a New York number outside the city as NYC', () => {
@@ -261,16 +307,66 @@ describe('state and city limits', () => {
   it('counts texts toward state caps', () => {
     expect(decide(request({ channel: 'sms' }), facts({ ...comms(2), areaCodeState: 'MA' }), NOON_NY).gate).toBe('state_limit');
   });
+
+  const inForce = new Date('2026-10-15T16:00:00Z');
+  const place = (over: Partial<DecisionFacts['places'][number]>) => ({ usState: null, postalState: null, city: null, nycBorough: null, ...over });
+
+  it('protects every number of a consumer with an address on any of their contacts', () => {
+    const elsewhere = { areaCodeState: 'CA', numberZones: ['America/New_York'] };
+    expect(decide(request(), facts({ ...comms(3), ...elsewhere }), inForce).gate).toBeNull();
+    const nycOnOther = decide(request(), facts({ ...comms(3), ...elsewhere, places: [place({ nycBorough: 'brooklyn', postalState: 'NY' })] }), inForce);
+    expect(nycOnOther.gate).toBe('state_limit');
+    expect(nycOnOther.reason).toContain('NYC-6RCNY5-77');
+    const maOnOther = decide(request(), facts({ ...comms(2), ...elsewhere, places: [place({ usState: 'ma' })] }), inForce);
+    expect(maOnOther.gate).toBe('state_limit');
+    expect(maOnOther.reason).toContain('MA-940CMR7.04');
+  });
+
+  it('keeps the postal code’s state beside a stated one', () => {
+    const both = { ...comms(2), areaCodeState: 'CA', ...contact({ usState: 'NH', postalState: 'MA' }) };
+    expect(jurisdictionsOf(facts(both), '+16175550123').states).toEqual(['CA', 'MA', 'NH']);
+    expect(decide(request(), facts(both), NOON_NY).gate).toBe('state_limit');
+  });
+
+  it('applies every cap, the strictest binding, when nothing places a US number', () => {
+    const nowhere = { areaCodeState: null, numberZones: ['America/New_York'] };
+    const where = jurisdictionsOf(facts(nowhere), '+16175550123');
+    expect(where.unknown).toBe(true);
+    const d = decide(request(), facts({ ...comms(2), ...nowhere }), inForce);
+    expect(d.gate).toBe('state_limit');
+    expect(d.reason).toContain('every cap applies');
+    expect(decide(request(), facts({ ...comms(1), ...nowhere }), inForce).gate).toBeNull();
+    expect(jurisdictionsOf(facts(nowhere), '+525512345678').unknown).toBe(false);
+  });
+
+  it('counts the previous system’s reported calls toward the caps', () => {
+    const ma = { areaCodeState: 'MA' };
+    expect(decide(request(), facts({ ...ma, counts: { ...NO_COUNTS, debt7d: 1, priorDebt7d: 1 } }), NOON_NY).gate).toBe('state_limit');
+    const wa = { ...contact({ usState: 'WA' }), areaCodeState: 'WA', numberZones: ['America/Los_Angeles'] };
+    expect(decide(request(), facts({ ...wa, counts: { ...NO_COUNTS, consumer7d: 1, priorConsumer7d: 2 } }), new Date('2026-06-15T18:00:00Z')).gate).toBe('state_limit');
+  });
 });
 
 describe('reassigned numbers', () => {
-  it('refuses when the number was disconnected on or after the consent date', () => {
+  it('refuses when the number was disconnected on or after the date the consumer gave it', () => {
     expect(decide(request(), facts({ reassignedOn: '2026-01-10' }), NOON_NY).gate).toBe('number_reassigned');
     expect(decide(request(), facts({ reassignedOn: '2026-03-01' }), NOON_NY).gate).toBe('number_reassigned');
   });
 
-  it('passes when the disconnection predates consent', () => {
+  it('passes when the disconnection predates the date the consumer gave the number', () => {
     expect(decide(request(), facts({ reassignedOn: '2025-12-31' }), NOON_NY).gate).toBeNull();
+  });
+
+  it('never takes an import’s time for the consent date', () => {
+    const imported = { source: 'import', grantedAt: new Date('2026-11-10T00:00:00Z'), givenOn: null, revokedAt: null, revokedSource: null };
+    const d = decide(request(), facts({ consent: imported, reassignedOn: '2023-04-01' }), NOON_NY);
+    expect(d.gate).toBe('number_reassigned');
+    expect(d.reason).toContain('not on record');
+    const given = decide(request(), facts({ consent: { ...imported, givenOn: '2020-05-01' }, reassignedOn: '2023-04-01' }), NOON_NY);
+    expect(given.gate).toBe('number_reassigned');
+    expect(decide(request(), facts({ consent: { ...imported, givenOn: '2024-01-01' }, reassignedOn: '2023-04-01' }), NOON_NY).gate).toBeNull();
+    const direct = { ...imported, source: 'sms_start', grantedAt: new Date('2026-02-01T00:00:00Z') };
+    expect(decide(request(), facts({ consent: direct, reassignedOn: '2023-04-01' }), NOON_NY).gate).toBeNull();
   });
 
   it('refuses an exempt call to a disconnected number when there is no consent date to compare', () => {
@@ -296,6 +392,9 @@ describe('tenant policy', () => {
     expect(decide(request(), facts({ ...policy({ blocked_us_states: ['MA'] }), areaCodeState: 'MA' }), NOON_NY).gate).toBe('tenant_policy');
     expect(decide(request(), facts(policy({ allowed_line_types: ['landline'] })), NOON_NY).gate).toBe('tenant_policy');
     expect(decide(request(), facts({ ...policy({ max_calls_per_day: 2 }), counts: { ...facts().counts, debtCalls24h: 2 } }), NOON_NY).gate).toBe('tenant_policy');
+    const reported = decide(request(), facts({ ...policy({ max_calls_per_day: 2 }), counts: { ...facts().counts, debtCalls24h: 1, priorDebt24h: 1 } }), NOON_NY);
+    expect(reported.gate).toBe('tenant_policy');
+    expect(reported.reason).toContain('reported by the previous system');
   });
 
   it('narrows hours with its own window', () => {
@@ -305,7 +404,7 @@ describe('tenant policy', () => {
   });
 
   it('applies an opted-in unconfirmed rule only when opted in', () => {
-    const ny = { contact: { ...facts().contact!, usState: 'NY' }, counts: { ...facts().counts, debt7d: 3 } };
+    const ny = { contact: { ...facts().contact!, usState: 'NY' }, areaCodeState: 'NY', counts: { ...facts().counts, debt7d: 3 } };
     expect(decide(request(), facts(ny), NOON_NY).gate).toBeNull();
     expect(decide(request(), facts({ ...ny, ...policy({ unconfirmed_rules: ['NYS-DFS-23NYCRR1-PROPOSED'] }) }), NOON_NY).gate).toBe('tenant_policy');
   });
@@ -323,7 +422,7 @@ describe('chain order', () => {
       consent: null,
       dncSources: ['api'],
       debt: { ...facts().debt!, ceaseAndDesistAt: new Date('2026-01-01'), state: 'paid' },
-      counts: { regfCalls7d: 9, priorAttempts7d: 0, debt7d: 9, debt30d: 9, consumer7d: 9, debtCalls24h: 9 },
+      counts: { ...NO_COUNTS, regfCalls7d: 9, debt7d: 9, debt30d: 9, consumer7d: 9, debtCalls24h: 9 },
       lastConversationAt: new Date('2026-06-15T13:00:00Z'),
       reassignedOn: '2026-06-01',
       areaCodeState: 'MA',
@@ -332,14 +431,14 @@ describe('chain order', () => {
     const sequence: Gate[] = [];
     let current = { ...everything };
     const removals: Record<Gate, Partial<DecisionFacts>> = {
-      tcpa_no_consent: { consent: { source: 'import', grantedAt: new Date('2026-01-01'), revokedAt: new Date('2026-02-01'), revokedSource: 'x' } },
+      tcpa_no_consent: { consent: { source: 'import', grantedAt: new Date('2026-01-01'), givenOn: '2026-01-01', revokedAt: new Date('2026-02-01'), revokedSource: 'x' } },
       consent_revoked: { consent: facts().consent },
       dnc_listed: { dncSources: [] },
       cease_and_desist: { debt: { ...facts().debt!, state: 'paid' } },
       quiet_hours: {},
       regf_7in7: { counts: { ...everything.counts!, regfCalls7d: 0 } },
       regf_post_contact: { lastConversationAt: null },
-      state_limit: { areaCodeState: null },
+      state_limit: { areaCodeState: 'CA' },
       number_reassigned: { reassignedOn: null },
       tenant_policy: { debt: facts().debt },
     };

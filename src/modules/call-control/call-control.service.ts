@@ -88,7 +88,8 @@ export async function controlCall(deps: AppDeps, principal: Principal, requestId
     const [decision] = await evaluate(
       deps,
       tenantId,
-      [{ debtId: call.debtId, phone: call.toNumber, campaignId: call.campaignId, channel: 'voice', initiation: 'human', artificialVoice: profile.artificialVoice }],
+      // The re-check judges this call, not a new attempt: the call and its own conversation are not counted against it.
+      [{ debtId: call.debtId, phone: call.toNumber, campaignId: call.campaignId, channel: 'voice', initiation: 'human', artificialVoice: profile.artificialVoice, ongoingCallAttemptId: call.id }],
       { actor },
     );
     if (!decision?.decisionId) {

@@ -1,4 +1,5 @@
 import { DateTime, IANAZone } from 'luxon';
+import { zonesOfState } from '../../lib/us-state-zones';
 import { FEDERAL, NYC_CITY_NAMES, RULES_VERSION, STATE_RULES, UNCONFIRMED_RULES, type StateRule } from './compliance.rules';
 import type { Decision, DecisionFacts, DecisionRequest, Gate, GateCheck } from './compliance.types';
 import { GATE_CHAIN } from './compliance.types';
@@ -56,13 +57,20 @@ export function isValidZone(zone: string | null | undefined): zone is string {
 }
 
 /**
- * A known zone (given with the request, or stored on the contact) is used alone; otherwise every
- * zone the number could be in. An invalid zone name is not "known".
+ * Every zone the consumer could be in, all of which must be inside the calling hours: a zone given
+ * with the request or stored on the contact, the zones of the number's area code, and the zones of
+ * the contact's state and postal-code state. A stored zone never hides what the area code or the
+ * address says (a New York zone on an 808 number is judged in Honolulu too). A number in a
+ * non-geographic area code has no zone of its own (CONTRACT section 12): with no zone given or
+ * stored it is unresolvable (empty). An invalid zone name is not known.
  */
 export function destinationZones(request: DecisionRequest, facts: DecisionFacts): string[] {
-  if (isValidZone(request.timezone)) return [request.timezone];
-  if (isValidZone(facts.contact?.timezone)) return [facts.contact.timezone];
-  return facts.numberZones.filter(isValidZone);
+  const stated = [request.timezone, facts.contact?.timezone].filter(isValidZone);
+  if (facts.numberNonGeographic && stated.length === 0) return [];
+  const zones = new Set<string>(stated);
+  if (!facts.numberNonGeographic) for (const z of facts.numberZones) zones.add(z);
+  for (const z of [...zonesOfState(facts.contact?.usState), ...zonesOfState(facts.contact?.postalState)]) zones.add(z);
+  return [...zones].filter(isValidZone).sort();
 }
 
 function consentChecks(request: DecisionRequest, facts: DecisionFacts): GateCheck[] {
@@ -124,7 +132,12 @@ export function insideWindow(minute: number, start: number, end: number): boolea
 
 function quietHoursCheck(request: DecisionRequest, facts: DecisionFacts, zones: string[], now: Date): GateCheck {
   const cites = FEDERAL.callingHours.citations;
-  if (zones.length === 0) return check('quiet_hours', 'block', 'the destination time zone cannot be resolved', cites);
+  if (zones.length === 0) {
+    const detail = facts.numberNonGeographic
+      ? 'the number is in a non-geographic area code (toll-free, personal or premium) and no timezone was given or is on record: its zone is unresolvable'
+      : 'the destination time zone cannot be resolved';
+    return check('quiet_hours', 'block', detail, cites);
+  }
   const { startMinute, endMinute } = FEDERAL.callingHours;
   const closed = zones.filter((z) => !insideWindow(localMinute(now, z), startMinute, endMinute));
   if (closed.length > 0) {
@@ -183,54 +196,81 @@ function regfPostContactCheck(request: DecisionRequest, facts: DecisionFacts, zo
     : check('regf_post_contact', 'pass', detail, cites);
 }
 
-/** The states and the city the consumer can be in: address, postal code and area code, all of them. */
-export function jurisdictionsOf(facts: DecisionFacts): { states: string[]; nyc: boolean } {
+const isNycCity = (city: string | null, state: string | null): boolean =>
+  !!city && NYC_CITY_NAMES.has(city.trim().toLowerCase()) && (!state || state.trim().toUpperCase() === 'NY');
+
+/**
+ * The states and the city the consumer can be in: every address on record for the consumer (each
+ * contact's state, its postal code's state and borough, its city), and the dialed number's area
+ * code, all of them. `unknown` when nothing places a US number anywhere: then every cap applies,
+ * the strictest binding, as quiet hours judge an unknown zone in every zone.
+ */
+export function jurisdictionsOf(facts: DecisionFacts, phone: string): { states: string[]; nyc: boolean; unknown: boolean } {
   const states = new Set<string>();
-  const contact = facts.contact;
-  if (contact?.usState) states.add(contact.usState.trim().toUpperCase());
+  let nyc = false;
+  const places = [...facts.places, ...(facts.contact ? [facts.contact] : [])];
+  for (const place of places) {
+    const state = place.usState?.trim().toUpperCase() || null;
+    if (state) states.add(state);
+    if (place.postalState) states.add(place.postalState);
+    if (place.nycBorough || isNycCity(place.city, state)) nyc = true;
+  }
   if (facts.areaCodeState) states.add(facts.areaCodeState);
-  const nyc =
-    !!contact?.nycBorough || (!!contact?.city && NYC_CITY_NAMES.has(contact.city.trim().toLowerCase()) && (!contact.usState || contact.usState.trim().toUpperCase() === 'NY'));
   if (nyc) states.add('NY');
-  return { states: [...states].sort(), nyc };
+  const unknown = states.size === 0 && phone.startsWith('+1');
+  return { states: [...states].sort(), nyc, unknown };
 }
 
-function ruleApplies(rule: StateRule, request: DecisionRequest, where: { states: string[]; nyc: boolean }, now: Date): boolean {
+function ruleApplies(rule: StateRule, request: DecisionRequest, where: { states: string[]; nyc: boolean; unknown: boolean }, now: Date): boolean {
   if (!rule.channels.includes(request.channel)) return false;
   if (rule.effectiveFrom && now.toISOString().slice(0, 10) < rule.effectiveFrom) return false;
+  if (where.unknown) return true;
   return rule.jurisdiction.kind === 'city' ? where.nyc : where.states.includes(rule.jurisdiction.code);
 }
 
+/** Communications in a rule's window, the previous system's reported calls included. */
 function countFor(rule: StateRule, facts: DecisionFacts): number {
-  if (rule.unit === 'consumer') return facts.counts.consumer7d;
-  return rule.windowDays <= 7 ? facts.counts.debt7d : facts.counts.debt30d;
+  const c = facts.counts;
+  if (rule.unit === 'consumer') return c.consumer7d + c.priorConsumer7d;
+  return rule.windowDays <= 7 ? c.debt7d + c.priorDebt7d : c.debt30d + c.priorDebt30d;
 }
 
 function stateLimitCheck(request: DecisionRequest, facts: DecisionFacts, now: Date): GateCheck {
-  const where = jurisdictionsOf(facts);
+  const where = jurisdictionsOf(facts, request.phone);
   const rules = STATE_RULES.filter((r) => ruleApplies(r, request, where, now));
   if (rules.length === 0) {
     return check('state_limit', 'not_applicable', `no state or city cap applies (${where.states.join(', ') || 'no state known'})`);
   }
+  const scope = where.unknown ? 'no address or area code places the consumer: every cap applies; ' : '';
   for (const rule of rules) {
     const count = countFor(rule, facts);
     if (count >= rule.max) {
-      return check('state_limit', 'block', `${rule.id}: ${count} communications in ${rule.windowDays} days, cap ${rule.max}`, [rule.citation]);
+      return check('state_limit', 'block', `${scope}${rule.id}: ${count} communications in ${rule.windowDays} days, cap ${rule.max}`, [rule.citation]);
     }
   }
-  return check('state_limit', 'pass', rules.map((r) => `${r.id}: ${countFor(r, facts)} of ${r.max}`).join('; '), rules.map((r) => r.citation));
+  return check('state_limit', 'pass', scope + rules.map((r) => `${r.id}: ${countFor(r, facts)} of ${r.max}`).join('; '), rules.map((r) => r.citation));
+}
+
+/**
+ * The consent's real date: when the consumer gave the number. An import's consent carries it only
+ * when the import said so (contacts[].consent_given_on); the import time is not that date, so an
+ * import consent without it has no date to compare. Other sources are granted when given.
+ */
+function consentDate(consent: NonNullable<DecisionFacts['consent']>): string | null {
+  if (consent.givenOn) return consent.givenOn;
+  return consent.source === 'import' ? null : consent.grantedAt.toISOString().slice(0, 10);
 }
 
 function reassignedCheck(facts: DecisionFacts): GateCheck {
   const cites = FEDERAL.reassigned.citations;
   if (!facts.reassignedOn) return check('number_reassigned', 'pass', 'no permanent disconnection on record', cites);
-  if (!facts.consent) {
-    return check('number_reassigned', 'block', `number permanently disconnected on ${facts.reassignedOn}; no consent date to compare`, cites);
+  const given = facts.consent ? consentDate(facts.consent) : null;
+  if (!given) {
+    return check('number_reassigned', 'block', `number permanently disconnected on ${facts.reassignedOn}; the date the consumer gave the number is not on record`, cites);
   }
-  const consentDay = facts.consent.grantedAt.toISOString().slice(0, 10);
-  return facts.reassignedOn >= consentDay
-    ? check('number_reassigned', 'block', `number permanently disconnected on ${facts.reassignedOn}, on or after consent of ${consentDay}`, cites)
-    : check('number_reassigned', 'pass', `last disconnection ${facts.reassignedOn} predates consent of ${consentDay}`, cites);
+  return facts.reassignedOn >= given
+    ? check('number_reassigned', 'block', `number permanently disconnected on ${facts.reassignedOn}, on or after consent given on ${given}`, cites)
+    : check('number_reassigned', 'pass', `last disconnection ${facts.reassignedOn} predates consent given on ${given}`, cites);
 }
 
 function tenantPolicyCheck(request: DecisionRequest, facts: DecisionFacts, zones: string[], now: Date): GateCheck {
@@ -239,15 +279,16 @@ function tenantPolicyCheck(request: DecisionRequest, facts: DecisionFacts, zones
   const block = (detail: string, citations: readonly string[] = []) => check('tenant_policy', 'block', `${version}: ${detail}`, citations);
   if (!facts.debt) return block('the debt does not exist');
   if (policy.non_dialable_debt_states.includes(facts.debt.state as never)) return block(`debt state ${facts.debt.state} is not contactable`);
-  const where = jurisdictionsOf(facts);
+  const where = jurisdictionsOf(facts, request.phone);
   const barredState = where.states.find((s) => policy.blocked_us_states.includes(s));
   if (barredState) return block(`consumers in ${barredState} are not contacted`);
   const lineType = facts.contact?.lineType ?? 'unknown';
   if (policy.allowed_line_types && !policy.allowed_line_types.includes(lineType as never)) {
     return block(`line type ${lineType} is not contacted`);
   }
-  if (request.channel === 'voice' && policy.max_calls_per_day !== null && facts.counts.debtCalls24h >= policy.max_calls_per_day) {
-    return block(`${facts.counts.debtCalls24h} calls in the last 24 hours, policy cap ${policy.max_calls_per_day}`);
+  const calls24h = facts.counts.debtCalls24h + facts.counts.priorDebt24h;
+  if (request.channel === 'voice' && policy.max_calls_per_day !== null && calls24h >= policy.max_calls_per_day) {
+    return block(`${calls24h} calls in the last 24 hours (${facts.counts.priorDebt24h} reported by the previous system), policy cap ${policy.max_calls_per_day}`);
   }
   if (policy.calling_hours) {
     const start = parseHhmm(policy.calling_hours.start);

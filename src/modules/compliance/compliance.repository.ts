@@ -12,9 +12,11 @@ interface FactsRow {
     us_state: string | null;
     city: string | null;
     postal_code: string | null;
+    postal_state: string | null;
     nyc_borough: string | null;
   } | null;
-  consent: { source: string; granted_at: string; revoked_at: string | null; revoked_source: string | null } | null;
+  places: { us_state: string | null; postal_state: string | null; city: string | null; nyc_borough: string | null }[];
+  consent: { source: string; granted_at: string; given_on: string | null; revoked_at: string | null; revoked_source: string | null } | null;
   dnc_sources: string[];
   regf_calls_7d: string;
   prior_attempts_7d: string;
@@ -22,6 +24,10 @@ interface FactsRow {
   debt_30d: string;
   consumer_7d: string;
   debt_calls_24h: string;
+  prior_debt_7d: string;
+  prior_debt_30d: string;
+  prior_consumer_7d: string;
+  prior_debt_24h: string;
   last_conversation_at: string | null;
   reassigned_on: string | null;
   campaign: {
@@ -41,13 +47,19 @@ interface FactsRow {
  * Each request's facts are LATERAL index probes (LIMIT 1 on unique keys keeps the planner from
  * flattening them into whole-tenant hash joins: it cannot estimate the request set, and a scan
  * would make every decision cost as much as the tenant is large).
- * Calls count as placed unless their disposition says they never were (`not_placed`). The Reg F
- * unit is the debt, widened to every student loan of the same consumer serviced under the same
- * account number (12 CFR 1006.14(b)(4)).
+ *
+ * What counts (docs/compliance-engine.md, "What counts"): a call counts as placed unless it never
+ * left the platform (`not_placed`) or failed in the network before reaching the number (`failed`),
+ * on the original or on any correction (12 CFR 1006.14(b)(3)); busy, unanswered, rejected, canceled
+ * and reaped calls reached the dialed number's network and count. A text counts from its queued
+ * ledger row (an attempt, whatever the provider answers later); keyword confirmations do not.
+ * The Reg F unit is the debt, widened to every student loan of the same consumer serviced under
+ * the same account number (12 CFR 1006.14(b)(4)). A re-check of a call in progress
+ * (`ongoing`) leaves that call and its conversation out.
  */
 const FACTS_SQL = `
 WITH req AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(i int, debt_id uuid, phone text, channel text, campaign_id uuid)
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(i int, debt_id uuid, phone text, channel text, campaign_id uuid, ongoing uuid)
 ),
 settings AS (
   SELECT t.human_initiated_enabled,
@@ -67,20 +79,25 @@ SELECT r.i,
          'cease_and_desist_at', d.cease_and_desist_at) END AS debt,
        CASE WHEN c.id IS NULL THEN NULL ELSE jsonb_build_object(
          'line_type', c.line_type, 'timezone', c.timezone, 'us_state', c.us_state, 'city', c.city,
-         'postal_code', c.postal_code, 'nyc_borough', c.nyc_borough) END AS contact,
+         'postal_code', c.postal_code, 'postal_state', c.postal_state, 'nyc_borough', c.nyc_borough) END AS contact,
+       coalesce(pl.places, '[]'::jsonb) AS places,
        CASE WHEN k.id IS NULL THEN NULL ELSE jsonb_build_object(
-         'source', k.source, 'granted_at', k.granted_at, 'revoked_at', k.revoked_at,
-         'revoked_source', k.revoked_source) END AS consent,
+         'source', k.source, 'granted_at', k.granted_at, 'given_on', to_char(k.given_on, 'YYYY-MM-DD'),
+         'revoked_at', k.revoked_at, 'revoked_source', k.revoked_source) END AS consent,
        coalesce((SELECT array_agg(n.source ORDER BY n.source) FROM dnc_entries n
                   WHERE n.phone_e164 = r.phone AND n.removed_at IS NULL), '{}') AS dnc_sources,
        coalesce(cnt.regf_calls_7d, 0) AS regf_calls_7d,
-       (SELECT coalesce(sum(pa.attempts), 0) FROM debt_prior_attempts pa
-         WHERE pa.debt_id = ANY (g.ids) AND pa.reported_at > $2::timestamptz - interval '7 days') AS prior_attempts_7d,
+       coalesce(pr.regf_7d, 0) AS prior_attempts_7d,
        coalesce(cnt.debt_7d, 0) AS debt_7d,
        coalesce(cnt.debt_30d, 0) AS debt_30d,
        coalesce(cnt.consumer_7d, 0) AS consumer_7d,
        coalesce(cnt.debt_calls_24h, 0) AS debt_calls_24h,
-       (SELECT max(x.last_conversation_at) FROM debts x WHERE x.id = ANY (g.ids)) AS last_conversation_at,
+       coalesce(pr.debt_7d, 0) AS prior_debt_7d,
+       coalesce(pr.debt_30d, 0) AS prior_debt_30d,
+       coalesce(pr.consumer_7d, 0) AS prior_consumer_7d,
+       coalesce(pr.debt_24h, 0) AS prior_debt_24h,
+       (SELECT max(cv.occurred_at) FROM conversations cv
+         WHERE cv.debt_id = ANY (g.ids) AND cv.call_attempt_id IS DISTINCT FROM r.ongoing) AS last_conversation_at,
        (SELECT to_char(max(rn.disconnected_on), 'YYYY-MM-DD') FROM reassigned_numbers rn WHERE rn.phone_e164 = r.phone) AS reassigned_on,
        CASE WHEN cp.id IS NULL THEN NULL ELSE jsonb_build_object(
          'campaign_type', cp.campaign_type,
@@ -94,6 +111,13 @@ SELECT r.i,
   LEFT JOIN LATERAL (SELECT * FROM debt_contacts WHERE debt_id = r.debt_id AND phone_e164 = r.phone LIMIT 1) c ON true
   LEFT JOIN LATERAL (SELECT * FROM consents WHERE debt_id = r.debt_id AND phone_e164 = r.phone AND channel = r.channel LIMIT 1) k ON true
   LEFT JOIN LATERAL (SELECT * FROM campaigns WHERE id = r.campaign_id LIMIT 1) cp ON true
+  LEFT JOIN LATERAL (
+    SELECT jsonb_agg(DISTINCT jsonb_build_object('us_state', pc.us_state, 'postal_state', pc.postal_state, 'city', pc.city,
+                                                 'nyc_borough', pc.nyc_borough)) AS places
+      FROM debts px JOIN debt_contacts pc ON pc.debt_id = px.id
+     WHERE px.consumer_ref = d.consumer_ref
+       AND (pc.us_state IS NOT NULL OR pc.postal_state IS NOT NULL OR pc.city IS NOT NULL OR pc.nyc_borough IS NOT NULL)
+  ) pl ON true
   LEFT JOIN LATERAL (
     SELECT array_agg(u.id) AS ids FROM (
       SELECT d.id
@@ -115,28 +139,44 @@ SELECT r.i,
           FROM call_attempts ca
          WHERE ca.debt_id = x.id AND ca.corrects_id IS NULL
            AND coalesce(ca.started_at, ca.inserted_at) > $2::timestamptz - interval '30 days'
-           AND coalesce(ca.disposition, '') <> 'not_placed'
+           AND coalesce(ca.disposition, '') NOT IN ('not_placed', 'failed')
+           AND ca.id IS DISTINCT FROM r.ongoing
+           AND NOT EXISTS (SELECT 1 FROM call_attempts f WHERE f.corrects_id = ca.id AND f.disposition IN ('not_placed', 'failed'))
         UNION ALL
-        -- Texts are communications for the state caps (not for Reg F's call cap): outbound messages
-        -- a provider accepted, keyword confirmations excepted (the consumer asked for those).
         SELECT sm.debt_id, sm.occurred_at AS at, false AS is_call
           FROM sms_messages sm
          WHERE sm.debt_id = x.id AND sm.corrects_id IS NULL AND sm.direction = 'outbound' AND sm.kind IS NULL
            AND sm.occurred_at > $2::timestamptz - interval '30 days'
-           AND EXISTS (SELECT 1 FROM sms_messages t WHERE t.corrects_id = sm.id AND t.status IN ('sent', 'delivered', 'undelivered'))
         OFFSET 0
       ) a
      WHERE x.consumer_ref = d.consumer_ref
   ) cnt ON true
+  LEFT JOIN LATERAL (
+    SELECT sum(pa.attempts) FILTER (WHERE pa.debt_id = ANY (g.ids) AND pa.reported_at > $2::timestamptz - interval '7 days') AS regf_7d,
+           sum(pa.attempts) FILTER (WHERE pa.debt_id = d.id AND pa.reported_at > $2::timestamptz - interval '7 days') AS debt_7d,
+           sum(pa.attempts) FILTER (WHERE pa.debt_id = d.id) AS debt_30d,
+           sum(pa.attempts) FILTER (WHERE pa.reported_at > $2::timestamptz - interval '7 days') AS consumer_7d,
+           sum(pa.attempts) FILTER (WHERE pa.debt_id = d.id AND pa.reported_at > $2::timestamptz - interval '24 hours') AS debt_24h
+      FROM debts x
+      JOIN debt_prior_attempts pa ON pa.debt_id = x.id AND pa.reported_at > $2::timestamptz - interval '30 days'
+     WHERE x.consumer_ref = d.consumer_ref
+  ) pr ON true
  ORDER BY r.i`;
 
 const date = (v: string | null): Date | null => (v === null ? null : new Date(v));
 
-export type LoadedFacts = Omit<DecisionFacts, 'numberZones' | 'areaCodeState' | 'disclosureValid'> & { disclosureText: string | null };
+export type LoadedFacts = Omit<DecisionFacts, 'numberZones' | 'areaCodeState' | 'numberNonGeographic' | 'disclosureValid'> & { disclosureText: string | null };
 
 export async function loadFacts(sql: SqlTx, requests: DecisionRequest[], now: Date): Promise<LoadedFacts[]> {
-  const payload = requests.map((r, i) => ({ i, debt_id: r.debtId, phone: r.phone, channel: r.channel, campaign_id: r.campaignId }));
-  const rows = await sql.query<FactsRow>(FACTS_SQL, [JSON.stringify(payload), now.toISOString()], 'compliance_facts_v2');
+  const payload = requests.map((r, i) => ({
+    i,
+    debt_id: r.debtId,
+    phone: r.phone,
+    channel: r.channel,
+    campaign_id: r.campaignId,
+    ongoing: r.ongoingCallAttemptId ?? null,
+  }));
+  const rows = await sql.query<FactsRow>(FACTS_SQL, [JSON.stringify(payload), now.toISOString()], 'compliance_facts_v3');
   if (rows.length !== requests.length) throw new Error(`compliance facts: expected ${requests.length} rows, got ${rows.length}`);
   return rows.map((row) => ({
     humanInitiatedEnabled: row.human_initiated_enabled,
@@ -153,11 +193,14 @@ export async function loadFacts(sql: SqlTx, requests: DecisionRequest[], now: Da
       usState: row.contact.us_state,
       city: row.contact.city,
       postalCode: row.contact.postal_code,
+      postalState: row.contact.postal_state,
       nycBorough: row.contact.nyc_borough,
     },
+    places: row.places.map((p) => ({ usState: p.us_state, postalState: p.postal_state, city: p.city, nycBorough: p.nyc_borough })),
     consent: row.consent && {
       source: row.consent.source,
       grantedAt: new Date(row.consent.granted_at),
+      givenOn: row.consent.given_on,
       revokedAt: date(row.consent.revoked_at),
       revokedSource: row.consent.revoked_source,
     },
@@ -169,6 +212,10 @@ export async function loadFacts(sql: SqlTx, requests: DecisionRequest[], now: Da
       debt30d: Number(row.debt_30d),
       consumer7d: Number(row.consumer_7d),
       debtCalls24h: Number(row.debt_calls_24h),
+      priorDebt7d: Number(row.prior_debt_7d),
+      priorDebt30d: Number(row.prior_debt_30d),
+      priorConsumer7d: Number(row.prior_consumer_7d),
+      priorDebt24h: Number(row.prior_debt_24h),
     },
     lastConversationAt: date(row.last_conversation_at),
     reassignedOn: row.reassigned_on,

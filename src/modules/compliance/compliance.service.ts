@@ -43,6 +43,7 @@ async function enrich(request: DecisionRequest, loaded: LoadedFacts): Promise<De
     ...facts,
     numberZones: geo.zones,
     areaCodeState: geo.areaCodeState,
+    numberNonGeographic: geo.nonGeographic,
     disclosureValid: disclosureText === null ? null : disclosureProblem(disclosureText) === null,
   };
 }
@@ -57,8 +58,10 @@ function factsEvidence(facts: DecisionFacts) {
     last_conversation_at: facts.lastConversationAt,
     reassigned_on: facts.reassignedOn,
     contact: facts.contact,
+    places: facts.places,
     number_zones: facts.numberZones,
     area_code_state: facts.areaCodeState,
+    number_non_geographic: facts.numberNonGeographic,
     campaign: facts.campaign,
     policy: facts.policy,
     disclosure_valid: facts.disclosureValid,

@@ -26,8 +26,13 @@ export interface DecisionRequest {
   initiation: 'automated' | 'human';
   /** Prerecorded, TTS or AI voice on the call (FCC 24-17: AI voices are artificial). */
   artificialVoice: boolean;
-  /** Destination zone supplied by the caller (SMS send); else the contact's, else the number's. */
+  /** Destination zone supplied by the caller (SMS send), judged with every other zone the consumer could be in. */
   timezone?: string | null;
+  /**
+   * A re-check of a call already in progress (unhold): the engine judges that call, not a new
+   * attempt, so the call itself and the conversation it holds are left out of the counts.
+   */
+  ongoingCallAttemptId?: string | null;
 }
 
 export interface DebtFacts {
@@ -44,12 +49,24 @@ export interface ContactFacts {
   usState: string | null;
   city: string | null;
   postalCode: string | null;
+  /** The state the postal code lies in (resolved at import). */
+  postalState: string | null;
+  nycBorough: string | null;
+}
+
+/** Where one of the consumer's addresses places them (every contact of every debt of the consumer). */
+export interface PlaceFacts {
+  usState: string | null;
+  postalState: string | null;
+  city: string | null;
   nycBorough: string | null;
 }
 
 export interface ConsentFacts {
   source: string;
   grantedAt: Date;
+  /** The date the consumer gave the number (YYYY-MM-DD), when the import knew it. */
+  givenOn: string | null;
   revokedAt: Date | null;
   revokedSource: string | null;
 }
@@ -75,6 +92,14 @@ export interface CommunicationCounts {
   consumer7d: number;
   /** Placed calls about this debt in the last 24 h (tenant policy). */
   debtCalls24h: number;
+  /**
+   * Calls the previous system reported (prior_attempts_7d) that may fall in each window: a report
+   * made at R covers calls in [R - 7 days, R], so it counts toward every window R lies in.
+   */
+  priorDebt7d: number;
+  priorDebt30d: number;
+  priorConsumer7d: number;
+  priorDebt24h: number;
 }
 
 /** Everything one decision reads: loaded by one query, enriched with phone metadata. */
@@ -82,10 +107,12 @@ export interface DecisionFacts {
   humanInitiatedEnabled: boolean;
   debt: DebtFacts | null;
   contact: ContactFacts | null;
+  /** Every address on record for the consumer (all contacts of all their debts). */
+  places: PlaceFacts[];
   consent: ConsentFacts | null;
   dncSources: string[];
   counts: CommunicationCounts;
-  /** Latest conversation on the Reg F unit. */
+  /** Latest conversation on the Reg F unit, from the conversation ledger. */
   lastConversationAt: Date | null;
   /** Latest permanent disconnection of the number (YYYY-MM-DD), from reassigned-numbers imports. */
   reassignedOn: string | null;
@@ -97,6 +124,8 @@ export interface DecisionFacts {
   /** Zones the number could be in and its area code's state, from phone-number metadata. */
   numberZones: string[];
   areaCodeState: string | null;
+  /** The number is in a non-geographic NANP area code (CONTRACT section 12): it has no zone of its own. */
+  numberNonGeographic: boolean;
 }
 
 export type CheckOutcome = 'pass' | 'block' | 'exempt' | 'not_applicable';

@@ -66,7 +66,7 @@ export type RecordingStart =
 async function consentOf(facts: RecordingStartFacts): Promise<RecordingConsentDecision> {
   const [consumerGeo, callerGeo] = await Promise.all([
     numberGeo(facts.to_number),
-    facts.from_number ? numberGeo(facts.from_number) : Promise.resolve({ zones: [], areaCodeState: null }),
+    facts.from_number ? numberGeo(facts.from_number) : Promise.resolve({ zones: [], areaCodeState: null, nonGeographic: false }),
   ]);
   return evaluateRecordingConsent({
     consumer: [
