@@ -227,12 +227,12 @@ describe('compliance engine against PostgreSQL', () => {
       expect(refused.reason).toContain('MA-940CMR7.04');
     });
 
-    it('counts texts a provider accepted toward the state cap, but not toward Reg F’s call cap', async () => {
+    it('counts every text sent toward the state cap from its queued row, whatever the provider answered, but not toward Reg F’s call cap', async () => {
       const fixture = await seedDebt(tenant, { phone: bostonNumber() });
-      // A refused text and a keyword confirmation reached nobody against their will: not counted.
-      await seedTexts(tenant, fixture, [new Date(NOW.getTime() - DAY)], { accepted: false });
+      // A keyword confirmation is the consumer's own request: not counted.
       await seedTexts(tenant, fixture, [new Date(NOW.getTime() - DAY)], { kind: 'stop_confirmation' });
-      await seedTexts(tenant, fixture, [new Date(NOW.getTime() - 2 * DAY)]);
+      // A text the provider refused (or never answered) was still an attempt (NYC counts attempts).
+      await seedTexts(tenant, fixture, [new Date(NOW.getTime() - 2 * DAY)], { accepted: false });
       expect((await decideOne(tenant, voice(fixture))).allowed).toBe(true);
       await seedTexts(tenant, fixture, [new Date(NOW.getTime() - DAY)]);
       const refused = await decideOne(tenant, voice(fixture));
