@@ -12,7 +12,7 @@ const HOUR = 3600_000;
 const actor = { type: 'system', id: null };
 const NOW = new Date('2025-07-07T18:00:00Z'); // noon in Denver
 const NOTE = 'consumer asked for a call back on Friday';
-const PART_FILES = ['debt.json', 'contacts.json', 'consents.json', 'call_attempts.json', 'decisions.json', 'policies.json', 'chain_proof.json', 'README.txt'];
+const PART_FILES = ['debt.json', 'contacts.json', 'consents.json', 'call_attempts.json', 'conversations.json', 'decisions.json', 'policies.json', 'chain_proof.json', 'README.txt'];
 const KEY_OF: Record<string, string> = Object.fromEntries(PART_FILES.map((f) => [f, f === 'README.txt' ? 'readme' : f.replace(/\.json$/, '')]));
 
 const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
@@ -69,6 +69,8 @@ describe('GET /v1/debts/{id}/defense-packet', () => {
   const otherPhone = denverNumber();
   const decisionIds: string[] = [];
   let otherDecisionId: string;
+  let originalId: string;
+  const answeredAt = new Date(NOW.getTime() + 5_000);
 
   beforeAll(async () => {
     tenant = await provisionTenant(app);
@@ -111,8 +113,9 @@ describe('GET /v1/debts/{id}/defense-packet', () => {
     decisionIds.push(refused.decisionId!);
     await decide(tenant, otherDebtId, otherPhone, new Date(NOW.getTime() + HOUR));
 
-    // The CDR: an original attempt and its correction carrying an encrypted note.
-    await withTenant(app.deps.db, tenant.tenantId, async (tx) => {
+    // The CDR: an answered original attempt, and the agent's disposition of it through the API: its
+    // correction carries the encrypted note, and the right-party contact records a conversation.
+    originalId = await withTenant(app.deps.db, tenant.tenantId, async (tx) => {
       const original = await tx.callAttempt.create({
         data: {
           tenantId: tenant.tenantId,
@@ -121,26 +124,20 @@ describe('GET /v1/debts/{id}/defense-packet', () => {
           debtKey: 'k',
           toNumber: primary,
           startedAt: NOW,
-          disposition: 'no_answer',
+          answeredAt,
+          endedAt: new Date(NOW.getTime() + 60_000),
+          disposition: 'answered_human',
           insertedAt: NOW,
           complianceSnapshot: { decision_id: allowed.decisionId, allowed: true, policy_version: 0 },
         },
       });
-      await tx.callAttempt.create({
-        data: {
-          tenantId: tenant.tenantId,
-          debtId,
-          consumerRef: 'c',
-          debtKey: 'k',
-          toNumber: primary,
-          startedAt: NOW,
-          disposition: 'callback_requested',
-          noteCiphertext: app.deps.box.encrypt(NOTE),
-          correctsId: original.id,
-          insertedAt: new Date(NOW.getTime() + 2 * HOUR),
-        },
-      });
+      return original.id;
     });
+    const disposed = await app.request('POST', `/v1/call_attempts/${originalId}/disposition`, {
+      token: tenant.apiKey,
+      body: { disposition: 'callback_requested', note: NOTE },
+    });
+    expect(disposed.status).toBe(201);
   });
 
   it('answers the sealed JSON packet: every part hashes to its manifest entry, the manifest to packet_sha256, the body to its header', async () => {
@@ -174,10 +171,25 @@ describe('GET /v1/debts/{id}/defense-packet', () => {
     ]);
     expect(packet.call_attempts).toHaveLength(2);
     const [original, correction] = packet.call_attempts;
-    expect(original).toMatchObject({ corrects_id: null, disposition: 'no_answer', to_number: primary, note: null });
+    expect(original).toMatchObject({ id: originalId, corrects_id: null, disposition: 'answered_human', to_number: primary, note: null });
     expect(original.compliance_snapshot.decision_id).toBe(decisionIds[0]);
     expect(correction).toMatchObject({ corrects_id: original.id, disposition: 'callback_requested', note: NOTE });
     expect(JSON.stringify(packet)).not.toContain('note_ciphertext');
+
+    // The conversation ledger: the disposition's conversation, dated at the answer, and the debt's
+    // last_conversation_at that follows from it.
+    expect(packet.conversations).toEqual([
+      {
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        debt_id: debtId,
+        source: 'disposition',
+        call_attempt_id: originalId,
+        phone_e164: primary,
+        occurred_at: answeredAt.toISOString(),
+        recorded_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+      },
+    ]);
+    expect(packet.debt.last_conversation_at).toBe(answeredAt.toISOString());
 
     expect(packet.decisions.map((d: any) => d.decision_id)).toEqual(decisionIds);
     const [allowed, refused] = packet.decisions;
@@ -261,6 +273,7 @@ describe('GET /v1/debts/{id}/defense-packet', () => {
     tampered.contacts[0].phone_e164 = '+13035550000';
     tampered.consents[0].revoked_at = null;
     tampered.call_attempts[1].note = 'nothing was said';
+    tampered.conversations[0].occurred_at = '2025-06-01T12:00:00.000Z';
     tampered.decisions[1].payload.allowed = true;
     tampered.policies[1].policy.max_calls_per_day = 7;
     tampered.chain_proof.links[0].actor_type = 'user';
@@ -306,7 +319,7 @@ describe('GET /v1/debts/{id}/defense-packet', () => {
       if (file.name.endsWith('.json')) expect(canonicalJson(JSON.parse(bytes.toString('utf8')))).toBe(bytes.toString('utf8'));
     }
     // The same evidence as the JSON form (nothing was added about the debt's records in between).
-    for (const name of ['debt.json', 'contacts.json', 'consents.json', 'call_attempts.json', 'decisions.json', 'policies.json']) {
+    for (const name of ['debt.json', 'contacts.json', 'consents.json', 'call_attempts.json', 'conversations.json', 'decisions.json', 'policies.json']) {
       expect(JSON.parse((await read(name)).toString('utf8'))).toEqual(json[KEY_OF[name]!]);
     }
     // The proof now also covers the earlier generations, with their payloads (they are about this debt).

@@ -1,9 +1,10 @@
 import type { AppDeps } from '../../deps';
 import { AUDIT_GENESIS_HASH, appendAudit, sha256Of, verifyLinks, type ActorType, type ChainLink } from '../../lib/audit';
 import { AppError, unprocessable } from '../../lib/errors';
-import { withTenant, type Tx } from '../../lib/tenancy';
+import { withTenant, type SqlTx, type Tx } from '../../lib/tenancy';
 import { applyRecordingUris, callAttemptView, callsWithoutRecordingUri, type CallAttemptView } from '../cdr/call-attempt.views';
 import { DEFAULT_POLICY, readPolicy } from '../compliance/compliance.policy';
+import { listConversations } from '../compliance/conversation.repository';
 import { sha256Hex } from './artifact';
 import { canonicalJson } from '../../lib/canonical-json';
 import type { ZipEntry } from '../../lib/zip';
@@ -24,6 +25,7 @@ export const PACKET_PARTS = [
   { file: 'contacts.json', key: 'contacts' },
   { file: 'consents.json', key: 'consents' },
   { file: 'call_attempts.json', key: 'call_attempts' },
+  { file: 'conversations.json', key: 'conversations' },
   { file: 'decisions.json', key: 'decisions' },
   { file: 'policies.json', key: 'policies' },
   { file: 'chain_proof.json', key: 'chain_proof' },
@@ -215,6 +217,9 @@ function readme(info: { debtId: string; tenantId: string; generatedAt: string; l
     '  contacts.json       the debt’s contacts, phone numbers in full',
     '  consents.json       consent evidence per (number, channel): grant and revocation, with their evidence',
     '  call_attempts.json  every CDR row of the debt: originals (corrects_id null) and corrections, notes decrypted',
+    '  conversations.json  the debt\'s telephone conversations (Regulation F): each with its source (agent_bridge,',
+    '                      inbound, ai_verified, disposition), call attempt, number, occurred_at and recorded_at;',
+    '                      debt.json last_conversation_at is the latest occurred_at',
     '  decisions.json      every compliance decision about the debt: its audit entry with the full payload',
     '                      (gate, reason, every check with its citations, the facts it read, versions)',
     '  policies.json       the tenant compliance policy versions those decisions cite (version 0 = platform default)',
@@ -242,6 +247,11 @@ function readme(info: { debtId: string; tenantId: string; generatedAt: string; l
   ].join('\n');
 }
 
+/** The packet's Prisma transaction seen as plain SQL, for the repositories written against SqlTx. */
+const sqlOf = (tx: Tx): SqlTx => ({
+  query: <R>(text: string, values: unknown[] = []) => tx.$queryRawUnsafe<R[]>(text, ...values),
+});
+
 async function readPacketData(deps: Pick<AppDeps, 'db' | 'box'>, tenantId: string, debtId: string) {
   return withTenant(
     deps.db,
@@ -254,6 +264,7 @@ async function readPacketData(deps: Pick<AppDeps, 'db' | 'box'>, tenantId: strin
       const rows = await tx.callAttempt.findMany({ where: { debtId }, orderBy: [{ insertedAt: 'asc' }, { id: 'asc' }] });
       const recordings = await tx.recording.findMany({ where: { callAttemptId: { in: callsWithoutRecordingUri(rows) } }, select: { id: true, callAttemptId: true } });
       const attempts = applyRecordingUris(rows, recordings);
+      const conversations = await listConversations(sqlOf(tx), debtId);
       const chain = await readChain(tx, tenantId, debtId);
       const decisions: DecisionEntry[] = chain.rows
         .filter((r) => r.payload_text !== null && r.action === 'compliance.decision')
@@ -272,7 +283,7 @@ async function readPacketData(deps: Pick<AppDeps, 'db' | 'box'>, tenantId: strin
         if (typeof v === 'number' && Number.isInteger(v) && v >= 0) cited.add(v);
       }
       const stored = await tx.compliancePolicyVersion.findMany({ where: { version: { in: [...cited].filter((v) => v > 0) } }, orderBy: { version: 'asc' } });
-      return { debt, contacts, consents, attempts, chain, decisions, cited, stored };
+      return { debt, contacts, consents, attempts, conversations, chain, decisions, cited, stored };
     },
     // One snapshot for every part, so the decisions, the CDR and the proof agree with each other.
     { isolationLevel: 'RepeatableRead', timeoutMs: 120_000 },
@@ -341,6 +352,15 @@ export async function buildDefensePacket(deps: Pick<AppDeps, 'db' | 'box'>, tena
       updated_at: k.updatedAt.toISOString(),
     })),
     call_attempts: callAttempts,
+    conversations: data.conversations.map((c) => ({
+      id: c.id,
+      debt_id: c.debt_id,
+      source: c.source,
+      call_attempt_id: c.call_attempt_id,
+      phone_e164: c.phone_e164,
+      occurred_at: new Date(c.occurred_at).toISOString(),
+      recorded_at: new Date(c.recorded_at).toISOString(),
+    })),
     decisions: data.decisions,
     policies,
     chain_proof: proof,

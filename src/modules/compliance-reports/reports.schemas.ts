@@ -229,6 +229,19 @@ const ConsentRecordSchema = z.object({
   updated_at: dateTime(),
 });
 
+const ConversationRecordSchema = z.object({
+  id: uuid('Conversation id'),
+  debt_id: uuid('Debt'),
+  source: z.enum(['agent_bridge', 'inbound', 'ai_verified', 'disposition']).openapi({
+    description:
+      'What proves the conversation: agent_bridge (an agent leg bridged to the answered consumer), inbound (an answered inbound call from one of the debt’s numbers reaching an agent or an AI agent), ai_verified (an AI call after right-party verification), disposition (an agent’s right-party disposition of an answered attempt)',
+  }),
+  call_attempt_id: uuid('The call (original CDR row) it happened on; null only for conversations carried over from before the ledger').nullable(),
+  phone_e164: z.string().nullable().openapi({ description: 'The consumer’s number, in full (owner’s view)' }),
+  occurred_at: dateTime('When the conversation took place (the bridge, the answer of a dispositioned attempt, ...)'),
+  recorded_at: dateTime('When the product recorded it'),
+});
+
 const DecisionEntrySchema = z.object({
   decision_id: uuid('The audit entry id, which is the decision_id a refusal or a CDR snapshot cites'),
   seq: z.string().openapi({ description: 'Its link in chain_proof.links' }),
@@ -294,7 +307,7 @@ export const PacketManifestSchema = z
       .array(z.object({ name: z.string(), sha256: hex64('SHA-256 of the file bytes'), bytes: z.number().int().openapi({ description: 'File size' }) }))
       .openapi({
         description:
-          'debt.json, contacts.json, consents.json, call_attempts.json, decisions.json, policies.json, chain_proof.json (each the JCS serialization of the part), README.txt (UTF-8 text)',
+          'debt.json, contacts.json, consents.json, call_attempts.json, conversations.json, decisions.json, policies.json, chain_proof.json (each the JCS serialization of the part), README.txt (UTF-8 text)',
       }),
     chain_head: ManifestHeadSchema.nullable(),
     packet_sha256: hex64('SHA-256 of the JCS serialization of this manifest without packet_sha256; recorded in the audit chain'),
@@ -309,6 +322,9 @@ export const DefensePacketSchema = z
     contacts: z.array(ContactRecordSchema).openapi({ description: 'contacts.json' }),
     consents: z.array(ConsentRecordSchema).openapi({ description: 'consents.json: consent evidence per (number, channel)' }),
     call_attempts: z.array(CallAttemptSchema).openapi({ description: 'call_attempts.json: every CDR row, originals and corrections, notes decrypted' }),
+    conversations: z.array(ConversationRecordSchema).openapi({
+      description: 'conversations.json: the debt’s telephone conversations (Regulation F), oldest first; debt.last_conversation_at is the latest occurred_at',
+    }),
     decisions: z.array(DecisionEntrySchema).openapi({ description: 'decisions.json: every compliance decision about the debt, by seq' }),
     policies: z.array(PolicyEntrySchema).openapi({ description: 'policies.json: the policy versions the decisions cite' }),
     chain_proof: ChainProofSchema,
