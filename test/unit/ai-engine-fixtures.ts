@@ -20,6 +20,7 @@ export function context(overrides: Partial<ConversationContext> = {}): Conversat
       currency: 'USD',
       creditor_name: CREDITOR,
       account_last4: '9876',
+      account_number: '55000009876',
       ssn_last4: '4321',
       dob: '1980-03-15',
       pin: '2468',

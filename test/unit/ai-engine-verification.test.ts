@@ -2,7 +2,7 @@ import type { ConsultConfig, DebtFacts } from '../../src/modules/ai-engine/engin
 import { answerDigits, answerMatches, hasAnswer, normalizeDob, verificationPlan } from '../../src/modules/ai-engine/verification';
 import { context, run } from './ai-engine-fixtures';
 
-const DEBT: DebtFacts = { balance_cents: 1000, currency: 'USD', creditor_name: 'C', account_last4: '9876', ssn_last4: '4321', dob: '1980-03-05', pin: '002468', zip: '94105-1234' };
+const DEBT: DebtFacts = { balance_cents: 1000, currency: 'USD', creditor_name: 'C', account_last4: '9876', account_number: 'AC-12349876', ssn_last4: '4321', dob: '1980-03-05', pin: '002468', zip: '94105-1234' };
 const planFor = (config: ConsultConfig, debt: DebtFacts = DEBT) => verificationPlan(config, debt)!;
 
 describe('verification per factor', () => {
@@ -13,6 +13,7 @@ describe('verification per factor', () => {
     [{ factor: 'pin', factor_opts: { length: 4 } }, ['2468'], ['002468']],
     [{ factor: 'zip' }, ['94105', 'nine four one zero five'], ['94105-1234', '94106']],
     [{ factor: 'account_last4', factor_opts: { length: 2 } }, ['76'], ['9876']],
+    [{ factor: 'account_last4', factor_opts: { length: 6 } }, ['349876', 'three four nine eight seven six'], ['9876', '123349876']],
   ] as [ConsultConfig, string[], string[]][])('%j', (config, good, bad) => {
     const plan = planFor(config);
     for (const answer of good) expect({ answer, ok: answerMatches(plan, answer) }).toEqual({ answer, ok: true });
@@ -36,7 +37,8 @@ describe('verification per factor', () => {
   it('is disabled by {} and unverifiable when the fact is missing or short', () => {
     expect(verificationPlan({}, DEBT)).toBeNull();
     expect(planFor({ factor: 'ssn_last4' }, { ...DEBT, ssn_last4: undefined }).expected).toBeNull();
-    expect(planFor({ factor: 'account_last4', factor_opts: { length: 6 } }).expected).toBeNull();
+    expect(planFor({ factor: 'account_last4', factor_opts: { length: 6 } }, { ...DEBT, account_number: undefined }).expected).toBeNull();
+    expect(planFor({ factor: 'account_last4', factor_opts: { length: 12 } }).expected).toBeNull();
     expect(planFor({ factor: 'dob' }, { ...DEBT, dob: '03/05/1980' }).expected).toBeNull();
     expect(answerMatches(planFor({ factor: 'ssn_last4' }, { ...DEBT, ssn_last4: undefined }), '')).toBe(false);
   });

@@ -19,21 +19,48 @@ export interface AiCallFacts {
   voice_ai_enabled: boolean;
   ai_paused_at: Date | null;
   ai_max_call_seconds: number | null;
+  /** The verification facts consult_config factors are answered against (CryptoBox ciphertext where encrypted). */
+  account_number: string | null;
+  postal_code: string | null;
+  verify_dob_ciphertext: string | null;
+  verify_ssn_last4_ciphertext: string | null;
+  verify_pin_ciphertext: string | null;
 }
 
-/** Everything the AI needs about one attempt: its campaign, the campaign's agent, the debt, the tenant's switches. */
+/**
+ * Everything the AI needs about one attempt: its campaign, the campaign's agent, the debt, the
+ * tenant's switches, and the verification facts (the ZIP is the called number's contact's).
+ */
 export async function selectAiCallFacts(sql: SqlTx, callAttemptId: string): Promise<AiCallFacts | null> {
   const [row] = await sql.query<AiCallFacts>(
     `SELECT a.campaign_id, a.debt_id, a.to_number, coalesce(c.consult_config, '{}'::jsonb) AS consult_config, c.ai_agent_id,
             g.status AS agent_status, g.policy_version, g.disclosure_text, g.policy, g.handoff_rules, g.voice,
             d.amount_cents::text AS amount_cents, d.currency, d.consumer_ref, t.name AS creditor_name,
-            t.voice_ai_enabled, t.ai_paused_at, t.ai_max_call_seconds
+            t.voice_ai_enabled, t.ai_paused_at, t.ai_max_call_seconds,
+            d.account_number, k.postal_code, d.verify_dob_ciphertext, d.verify_ssn_last4_ciphertext, d.verify_pin_ciphertext
        FROM call_attempts a
        JOIN debts d ON d.id = a.debt_id
        JOIN tenants t ON t.id = a.tenant_id
+       LEFT JOIN debt_contacts k ON k.debt_id = a.debt_id AND k.phone_e164 = a.to_number
        LEFT JOIN campaigns c ON c.id = a.campaign_id
        LEFT JOIN ai_agents g ON g.id = c.ai_agent_id
       WHERE a.id = $1 AND a.corrects_id IS NULL`,
+    [callAttemptId],
+  );
+  return row ?? null;
+}
+
+export interface CallDebt {
+  to_number: string;
+  debt_id: string;
+  campaign_id: string | null;
+  currency: string;
+}
+
+/** The number an attempt dialed and its debt. */
+export async function selectCallDebt(sql: SqlTx, callAttemptId: string): Promise<CallDebt | null> {
+  const [row] = await sql.query<CallDebt>(
+    'SELECT a.to_number, a.debt_id, a.campaign_id, d.currency FROM call_attempts a JOIN debts d ON d.id = a.debt_id WHERE a.id = $1',
     [callAttemptId],
   );
   return row ?? null;

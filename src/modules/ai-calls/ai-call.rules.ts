@@ -3,6 +3,12 @@
 /** Live AI calls one ai_voice campaign keeps at once when the tenant sets no channel ceiling below it. */
 export const AI_MAX_CONCURRENT_CALLS = 10;
 
+/** How far out a callback the consumer asked the AI for is scheduled (the engine hears no time). */
+export const AI_CALLBACK_DELAY_MS = 24 * 3_600_000;
+
+/** Debt states a dispute said to the AI moves to disputed; a paid, settled or closed debt keeps its state. */
+export const DISPUTABLE_DEBT_STATES = ['open', 'in_collection', 'promise_to_pay'] as const;
+
 /** An utterance is cut here before it is relayed (the engine reads at most 2,000 characters). */
 export const MAX_SPEECH_CHARS = 2000;
 

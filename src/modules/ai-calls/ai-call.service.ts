@@ -1,12 +1,28 @@
 import type { AppDeps } from '../../deps';
 import { withTenantSql } from '../../lib/tenancy';
 import { createSwitchCommands, EslUnavailableError, type SwitchCommands } from '../../switch/esl';
+import type { CryptoBox } from '../../lib/crypto-box';
+import { appendAuditSql } from '../../lib/audit';
+import type { SqlTx } from '../../lib/tenancy';
 import { ruleBasedEngine } from '../ai-engine/rule-engine';
-import { engineLanguage, type ConversationContext, type EngineEvent, type HandoffRule, type AgentPolicy } from '../ai-engine/engine.types';
+import {
+  engineLanguage,
+  type AgentPolicy,
+  type ConsultConfig,
+  type ConversationContext,
+  type DebtFacts,
+  type EngineEvent,
+  type HandoffRule,
+  type PromiseEvent,
+  type Turn,
+} from '../ai-engine/engine.types';
 import type { RuleEngineState } from '../ai-engine/rule-engine';
+import { createCallback } from '../callbacks/callback.service';
+import { recordCallConversation } from '../compliance/conversation.repository';
 import { recordOptOut } from '../compliance/optout.repository';
-import { insertPromise } from '../promises/promise.repository';
-import { addDays, utcDate, PROMISE_CURRENCIES } from '../promises/promise.rules';
+import { lockDebtState, setDebtState } from '../promises/promise.repository';
+import { addDays, isPromisableDebtState, promisedDateError, utcDate, PROMISE_CURRENCIES } from '../promises/promise.rules';
+import { recordCallPromise, startPromiseDeadline } from '../promises/promise.service';
 import { claimAgent, type CallRef } from '../dialer/call-session.service';
 import {
   appendTurn,
@@ -14,14 +30,17 @@ import {
   insertCallConversation,
   insertUsage,
   selectAiCallFacts,
+  selectCallDebt,
   selectConversationByCall,
   stampConversationEnd,
+  type AiCallFacts,
+  type CallDebt,
   type StoredEngineState,
   type TranscriptEntry,
 } from './ai-call.repository';
 import { maskConsumerText } from '../ai-conversations/ai-conversation.rules';
-import { billableMinutes, billableSeconds, turnPromptPath } from './ai-call.rules';
-import { openSpeech } from './ai-speech.seal';
+import { AI_CALLBACK_DELAY_MS, billableMinutes, billableSeconds, DISPUTABLE_DEBT_STATES, turnPromptPath } from './ai-call.rules';
+import { openEngineState, openSpeech, sealEngineState } from './ai-speech.seal';
 
 /** Days a spoken promise without a named date is due in. */
 export const AI_PROMISE_DUE_DAYS = 7;
@@ -77,12 +96,12 @@ export async function beginAiCall(deps: AppDeps, ref: CallRef & { answeredAt: st
     const context: ConversationContext = {
       language: engineLanguage(f.voice?.language),
       agent: { disclosure_text: f.disclosure_text!, policy: f.policy as unknown as AgentPolicy, handoff_rules: (f.handoff_rules ?? []) as HandoffRule[] },
-      debt: { balance_cents: Number(f.amount_cents), currency: f.currency, creditor_name: f.creditor_name },
+      debt: debtFactsOf(deps.box, f),
       consult_config: f.consult_config,
       max_call_seconds: maxSeconds,
     };
     const turn = ruleBasedEngine.start(context);
-    const stored = storedOf(0, turn.state, turn.say.length, turn.outcome, turn.events);
+    const stored = storedOf(0, sealEngineState(deps.box, turn.state), turn.say.length, turn.outcome, turn.events);
     await appendTurn(sql, row.id, {
       transcript: turn.say.map((text) => ({ speaker: 'agent', text, at_seconds: 0 })),
       events: turn.events,
@@ -94,6 +113,39 @@ export async function beginAiCall(deps: AppDeps, ref: CallRef & { answeredAt: st
   });
 }
 
+/**
+ * The debt as the engine sees it: balance, currency and creditor (withheld until verification
+ * passes), the account's last four, and the one verification fact the campaign's factor asks for:
+ * account_last4 from the account number, zip from the called number's contact, dob, ssn_last4 and
+ * pin opened from their import ciphertext here, in the activity. No other fact is opened, and the
+ * engine keeps only the expected answer, sealed again before it is stored.
+ */
+function debtFactsOf(box: CryptoBox, f: AiCallFacts): DebtFacts {
+  const debt: DebtFacts = { balance_cents: Number(f.amount_cents), currency: f.currency, creditor_name: f.creditor_name };
+  const account = f.account_number?.trim() ?? '';
+  const accountDigits = account.replace(/\D/g, '');
+  if (accountDigits.length >= 4) debt.account_last4 = accountDigits.slice(-4);
+  if (account !== '') debt.account_number = account;
+  const opened = (ciphertext: string | null) => (ciphertext === null ? undefined : box.decrypt(ciphertext));
+  switch ((f.consult_config as ConsultConfig).factor) {
+    case 'zip':
+      if (f.postal_code) debt.zip = f.postal_code;
+      break;
+    case 'dob':
+      debt.dob = opened(f.verify_dob_ciphertext);
+      break;
+    case 'ssn_last4':
+      debt.ssn_last4 = opened(f.verify_ssn_last4_ciphertext);
+      break;
+    case 'pin':
+      debt.pin = opened(f.verify_pin_ciphertext);
+      break;
+    default:
+      break;
+  }
+  return debt;
+}
+
 function storedOf(turn: number, state: unknown, sayCount: number, outcome: string | null, events: EngineEvent[]): StoredEngineState {
   const handoff = events.some((e) => e.type === 'handoff');
   return { turn, state, last: { say_count: sayCount, outcome, handoff, ended: outcome !== null } };
@@ -103,16 +155,29 @@ function resultOf(conversationId: string, s: StoredEngineState): AiTurnResult {
   return { conversationId, turn: s.turn, speaks: s.last.say_count > 0, outcome: s.last.outcome, handoff: s.last.handoff, ended: s.last.ended };
 }
 
+/** What a turn leaves to do once its transaction committed: timers and the callback. */
+interface AfterCommit {
+  promise: { id: string; promisedDate: string } | null;
+  callback: CallDebt | null;
+}
+
 /**
  * One consumer utterance through the engine, with what its events commit in the same
- * transaction: the transcript and events, a promise row, the opt-out listing. `turn` numbers the
- * utterances of the call: a retry of a turn already stored answers the stored result.
+ * transaction, as an agent's disposition would: the transcript and events; the telephone
+ * conversation once the consumer passed right-party verification; a promise (row,
+ * `promise.recorded`, the debt to promise_to_pay, audit); a dispute (the debt to disputed, audit);
+ * a stop-calling request (a verbal revocation: voice consents revoked, the number listed) and a
+ * wrong party (the number listed and the debt's consents on it revoked). After the commit: the
+ * promise's deadline timer and a requested callback (the callbacks module's path, with its timer).
+ * `turn` numbers the utterances of the call: a retry of a turn already stored answers the stored
+ * result.
  */
 export async function respondAiTurn(
   deps: AppDeps,
   ref: CallRef & { turn: number; utterance: string; at: string; answeredAt: string },
 ): Promise<AiTurnResult | null> {
-  return withTenantSql(deps.db, ref.tenantId, async (sql) => {
+  const after: AfterCommit = { promise: null, callback: null };
+  const result = await withTenantSql(deps.db, ref.tenantId, async (sql) => {
     const row = await selectConversationByCall(sql, ref.callUuid, true);
     if (!row?.engine_state) return null;
     if (row.engine_state.turn >= ref.turn) return resultOf(row.id, row.engine_state);
@@ -120,43 +185,155 @@ export async function respondAiTurn(
     const at = new Date(ref.at);
     const elapsed = elapsedOf(ref.answeredAt, at);
     const utterance = openSpeech(deps.box, ref.utterance);
-    const turn = ruleBasedEngine.respond(row.engine_state.state as RuleEngineState, utterance, elapsed);
-    const stored = storedOf(ref.turn, turn.state, turn.say.length, turn.outcome, turn.events);
+    const state = openEngineState(deps.box, row.engine_state.state as RuleEngineState);
+    const turn = ruleBasedEngine.respond(state, utterance, elapsed);
+    const stored = storedOf(ref.turn, sealEngineState(deps.box, turn.state), turn.say.length, turn.outcome, turn.events);
     const transcript: TranscriptEntry[] = [
       { speaker: 'consumer', text: maskConsumerText(utterance), at_seconds: elapsed },
       ...turn.say.map((text) => ({ speaker: 'agent' as const, text, at_seconds: elapsed })),
     ];
     await appendTurn(sql, row.id, { transcript, events: turn.events, engineState: stored, outcome: turn.outcome, end: stored.last.ended && !stored.last.handoff });
-    const [call] = await sql.query<{ to_number: string; debt_id: string; campaign_id: string | null; currency: string }>(
-      'SELECT a.to_number, a.debt_id, a.campaign_id, d.currency FROM call_attempts a JOIN debts d ON d.id = a.debt_id WHERE a.id = $1',
-      [ref.callAttemptId],
-    );
-    for (const event of turn.events) {
-      if (event.type === 'opt_out' && call) {
-        await recordOptOut(sql, ref.tenantId, {
-          phoneE164: call.to_number,
-          source: 'optout_keyword',
-          channel: 'voice',
-          reason: 'consumer asked an AI agent to stop calling',
-          at: ref.at,
-          evidence: { call_attempt_id: ref.callAttemptId, call_uuid: ref.callUuid, ai_conversation_id: row.id },
-          audit: { actorType: 'workflow', subjectType: 'debt', subjectId: call.debt_id, payload: { call_attempt_id: ref.callAttemptId, campaign_id: call.campaign_id } },
-        });
-      }
-      // A promise row needs a promisable currency; otherwise the promise stays recorded as the conversation's event.
-      if (event.type === 'promise' && call && (PROMISE_CURRENCIES as readonly string[]).includes(call.currency)) {
-        await insertPromise(sql, ref.tenantId, {
-          debtId: call.debt_id,
-          callAttemptId: ref.callAttemptId,
-          amountCents: event.kind === 'installments' ? (event.installment_cents ?? event.amount_cents) : event.amount_cents,
-          currency: call.currency,
-          promisedDate: event.date ?? addDays(utcDate(at), AI_PROMISE_DUE_DAYS),
-          note: null,
-        });
-      }
-    }
+    const call = await selectCallDebt(sql, ref.callAttemptId);
+    if (call) Object.assign(after, await landTurn(sql, ref, row.id, call, turn, at));
     return resultOf(row.id, stored);
   });
+  if (after.promise) await startPromiseDeadline(deps, ref.tenantId, after.promise.id, after.promise.promisedDate);
+  if (after.callback) await scheduleRequestedCallback(deps, ref, after.callback);
+  return result;
+}
+
+/** The effects of one engine turn inside its transaction; answers what is left for after the commit. */
+async function landTurn(
+  sql: SqlTx,
+  ref: CallRef,
+  conversationId: string,
+  call: CallDebt,
+  turn: Turn<RuleEngineState>,
+  at: Date,
+): Promise<AfterCommit> {
+  const after: AfterCommit = { promise: null, callback: null };
+  const evidence = { call_attempt_id: ref.callAttemptId, call_uuid: ref.callUuid, ai_conversation_id: conversationId };
+  const audit = { actorType: 'workflow' as const, subjectType: 'debt', subjectId: call.debt_id, payload: { call_attempt_id: ref.callAttemptId, campaign_id: call.campaign_id, ai_conversation_id: conversationId } };
+  for (const event of turn.events) {
+    if (event.type === 'verified') {
+      await recordCallConversation(sql, { callAttemptId: ref.callAttemptId, source: 'ai_verified', occurredAt: at, evidence: { ai_conversation_id: conversationId } });
+    }
+    if (event.type === 'opt_out') {
+      // A spoken request is a revocation of the calls, not an SMS keyword: START never lifts it.
+      await recordOptOut(sql, ref.tenantId, {
+        phoneE164: call.to_number,
+        source: 'verbal_revocation',
+        channel: 'voice',
+        reason: 'consumer asked an AI agent to stop calling',
+        at,
+        evidence,
+        audit,
+      });
+    }
+    if (event.type === 'promise') after.promise = await landPromise(sql, ref, conversationId, call, event, at);
+    if (event.type === 'dispute') await landDispute(sql, ref, conversationId, call);
+  }
+  if (turn.outcome === 'wrong_party') {
+    await recordOptOut(sql, ref.tenantId, {
+      phoneE164: call.to_number,
+      source: 'wrong_number',
+      channel: 'all',
+      debtId: call.debt_id,
+      reason: 'the person who answered the AI agent is not the consumer',
+      at,
+      evidence,
+      audit,
+    });
+  }
+  if (turn.outcome === 'callback_requested') after.callback = call;
+  return after;
+}
+
+/**
+ * A promise made to the AI lands like an agent's (recordCallPromise): on a promisable debt in a
+ * promisable currency, dated the day the consumer named when that day is one an agent could enter,
+ * else AI_PROMISE_DUE_DAYS out; a plan's row is its first installment. Otherwise it stays only the
+ * conversation's event.
+ */
+async function landPromise(
+  sql: SqlTx,
+  ref: CallRef,
+  conversationId: string,
+  call: CallDebt,
+  event: PromiseEvent,
+  at: Date,
+): Promise<AfterCommit['promise']> {
+  if (!(PROMISE_CURRENCIES as readonly string[]).includes(call.currency)) return null;
+  const stateBefore = await lockDebtState(sql, ref.tenantId, call.debt_id);
+  if (stateBefore === null || !isPromisableDebtState(stateBefore)) return null;
+  const promisedDate = event.date && promisedDateError(event.date, at) === null ? event.date : addDays(utcDate(at), AI_PROMISE_DUE_DAYS);
+  const { promise, debtState } = await recordCallPromise(
+    sql,
+    ref.tenantId,
+    {
+      debtId: call.debt_id,
+      callAttemptId: ref.callAttemptId,
+      amountCents: event.kind === 'installments' ? (event.installment_cents ?? event.amount_cents) : event.amount_cents,
+      currency: call.currency,
+      promisedDate,
+      note: null,
+    },
+    stateBefore,
+  );
+  await appendAuditSql(sql, ref.tenantId, [
+    {
+      actorType: 'workflow',
+      actorId: null,
+      action: 'ai.promise_recorded',
+      subjectType: 'debt',
+      subjectId: call.debt_id,
+      payload: {
+        call_attempt_id: ref.callAttemptId,
+        ai_conversation_id: conversationId,
+        promise: { id: promise.id, amount_cents: Number(promise.amount_cents), currency: promise.currency, promised_date: promise.promised_date },
+        method: event.method,
+        debt_state: debtState,
+      },
+    },
+  ]);
+  return { id: promise.id, promisedDate: promise.promised_date };
+}
+
+/** A dispute said to the AI moves the debt to disputed (a paid, settled or closed debt stays), which stops its calls. */
+async function landDispute(sql: SqlTx, ref: CallRef, conversationId: string, call: CallDebt): Promise<void> {
+  const stateBefore = await lockDebtState(sql, ref.tenantId, call.debt_id);
+  if (stateBefore === null || !(DISPUTABLE_DEBT_STATES as readonly string[]).includes(stateBefore)) return;
+  await setDebtState(sql, ref.tenantId, call.debt_id, 'disputed');
+  await appendAuditSql(sql, ref.tenantId, [
+    {
+      actorType: 'workflow',
+      actorId: null,
+      action: 'ai.dispute_recorded',
+      subjectType: 'debt',
+      subjectId: call.debt_id,
+      payload: { call_attempt_id: ref.callAttemptId, ai_conversation_id: conversationId, debt_state: { from: stateBefore, to: 'disputed' } },
+    },
+  ]);
+}
+
+/**
+ * "Call me later": a callback on the number the AI reached, AI_CALLBACK_DELAY_MS out, through the
+ * callbacks module (its checks, audit entry and timer). The turn is committed whatever happens
+ * here: a callback the module refuses (the number is listed meanwhile) is logged, not raised.
+ */
+async function scheduleRequestedCallback(deps: AppDeps, ref: CallRef, call: CallDebt): Promise<void> {
+  const now = new Date();
+  try {
+    await createCallback(
+      deps,
+      ref.tenantId,
+      { type: 'workflow', id: null },
+      { debt_id: call.debt_id, contact_phone: call.to_number, campaign_id: call.campaign_id, scheduled_at: new Date(now.getTime() + AI_CALLBACK_DELAY_MS).toISOString() },
+      now,
+    );
+  } catch (err) {
+    deps.logger.warn({ tenantId: ref.tenantId, callAttemptId: ref.callAttemptId, err: (err as Error).message }, 'callback requested to the AI not scheduled');
+  }
 }
 
 /** Plays one stored turn to the consumer (uuid_broadcast of its rendered audio). */

@@ -21,3 +21,23 @@ const SEALED = /^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]*$/;
 export function openSpeech(box: CryptoBox, value: string): string {
   return SEALED.test(value) ? box.decrypt(value) : value;
 }
+
+type VerifyingState = { verification?: { expected?: string | null } | null };
+
+/**
+ * The engine state as it is stored: the expected answer of the verification factor (a date of
+ * birth, an SSN's last four, a PIN) sealed like the import field it came from, so the
+ * ai_conversations row never holds it in clear. Any other shape is stored as it is.
+ */
+export function sealEngineState<S>(box: CryptoBox, state: S): S {
+  const v = (state as VerifyingState | null)?.verification;
+  if (!v || typeof v.expected !== 'string' || SEALED.test(v.expected)) return state;
+  return { ...state, verification: { ...v, expected: box.encrypt(v.expected) } };
+}
+
+/** The stored engine state with its expected answer opened, for the engine's next turn. */
+export function openEngineState<S>(box: CryptoBox, state: S): S {
+  const v = (state as VerifyingState | null)?.verification;
+  if (!v || typeof v.expected !== 'string' || !SEALED.test(v.expected)) return state;
+  return { ...state, verification: { ...v, expected: box.decrypt(v.expected) } };
+}

@@ -32,7 +32,7 @@ export const SANDBOX_DEFAULT_DEBT = {
   minimum_payment_cents: 5000,
   due_date: '2030-01-31',
   account_status: 'past due',
-} satisfies Required<DebtFacts>;
+} satisfies Required<Omit<DebtFacts, 'account_number'>>;
 
 export const SANDBOX_DEFAULT_SECONDS_PER_TURN = 10;
 export const SANDBOX_MAX_TURNS = 50;

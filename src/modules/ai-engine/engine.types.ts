@@ -10,7 +10,7 @@
  * - A Turn's `state` is plain JSON (no classes, dates or undefined-only shapes): it is stored in
  *   Temporal workflow state and in a database row, and handed back unchanged on the next turn.
  *   The engine never mutates the state it is given. The state carries the conversation context
- *   MINUS the verification facts (ssn_last4, dob, pin, zip): only the normalized expected answer of
+ *   MINUS the verification facts (account_number, ssn_last4, dob, pin, zip): only the normalized expected answer of
  *   the configured factor is kept, and it is erased as soon as verification succeeds or fails.
  *   It still holds debt details (balance, creditor), so it is server-side data, never an API body.
  * - Deterministic: the same context and the same utterances with the same elapsed times give the
@@ -73,6 +73,8 @@ export interface DebtFacts {
   currency: string;
   creditor_name: string;
   account_last4?: string;
+  /** The whole account number, when known: the account_last4 factor compares its trailing factor_opts.length digits. */
+  account_number?: string;
   ssn_last4?: string;
   /** YYYY-MM-DD. */
   dob?: string;

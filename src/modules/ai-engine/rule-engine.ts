@@ -46,7 +46,7 @@ export const MAX_UTTERANCE_CHARS = 2000;
 export type Phase = 'identity' | 'verify' | 'identified' | 'negotiate' | 'handoff' | 'ended';
 
 /** The context as kept in state: the verification facts are dropped (only the expected answer stays). */
-export type StoredContext = Omit<ConversationContext, 'debt'> & { debt: Omit<DebtFacts, 'ssn_last4' | 'dob' | 'pin' | 'zip'> };
+export type StoredContext = Omit<ConversationContext, 'debt'> & { debt: Omit<DebtFacts, 'account_number' | 'ssn_last4' | 'dob' | 'pin' | 'zip'> };
 
 export interface PendingHandoff extends HandoffRef {
   /** Null for the dispute offer, which is not a rule. */
@@ -84,7 +84,7 @@ export interface RuleEngineState {
 const clone = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 
 function storedContext(context: ConversationContext): StoredContext {
-  const { ssn_last4: _ssn, dob: _dob, pin: _pin, zip: _zip, ...debt } = context.debt;
+  const { account_number: _account, ssn_last4: _ssn, dob: _dob, pin: _pin, zip: _zip, ...debt } = context.debt;
   return clone({ ...context, language: context.language === 'es' ? 'es' : 'en', debt });
 }
 

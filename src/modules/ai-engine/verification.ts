@@ -39,7 +39,7 @@ const pad2 = (n: number): string => String(n).padStart(2, '0');
 function storedFact(factor: ConsultFactor, debt: DebtFacts): string | undefined {
   switch (factor) {
     case 'account_last4':
-      return debt.account_last4;
+      return debt.account_number ?? debt.account_last4;
     case 'ssn_last4':
       return debt.ssn_last4;
     case 'dob':
