@@ -1,9 +1,10 @@
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import type { CallAttempt } from '../../prisma/generated/client';
 import { verifyAuditChain } from '../../src/lib/audit';
 import { RATE_BUDGETS, RateLimits } from '../../src/lib/rate-limit';
 import { withTenant, withTenantSql } from '../../src/lib/tenancy';
+import { evaluate } from '../../src/modules/compliance/compliance.service';
 import {
   ADMIN_TOKEN,
   createUserSession,
@@ -224,6 +225,8 @@ describe('POST /v1/call_attempts/{id}/disposition: the correction row', () => {
       note_present: true,
       promise: null,
       debt_state: null,
+      conversation_recorded: false,
+      do_not_call: { source: 'wrong_number', listed: true, consents_revoked: 0 },
     });
     expect(JSON.stringify(entry.payload)).not.toContain(note);
     const chain = await withTenant(app.deps.db, f.tenant.tenantId, (tx) => verifyAuditChain(tx, f.tenant.tenantId));
@@ -507,5 +510,179 @@ describe('POST /v1/call_attempts/{id}/disposition: credentials', () => {
     await app.request('POST', `/v1/admin/tenants/${f.tenant.tenantId}/suspend`, { token: ADMIN_TOKEN });
     expectError(await dispose(f.tenant, f.original.id, { disposition: 'busy' }), 403, 'forbidden');
     expect((await writtenFor(f)).corrections).toHaveLength(1);
+  });
+});
+
+describe('POST /v1/call_attempts/{id}/disposition: compliance facts', () => {
+  const RIGHT_PARTY = ['promise_to_pay', 'refused_to_pay', 'dispute', 'callback_requested', 'payment', 'conversation'];
+  const answeredAt = new Date('2026-11-01T15:00:05Z');
+  const actor = { type: 'system', id: null };
+
+  const bodyOf = (disposition: string) => (disposition === 'promise_to_pay' ? { disposition, promise: ptp() } : { disposition });
+
+  async function consent(f: Fixture, channel: 'voice' | 'sms', debtId = f.debtId) {
+    await withTenant(app.deps.db, f.tenant.tenantId, (tx) =>
+      tx.consent.create({ data: { tenantId: f.tenant.tenantId, debtId, phoneE164: f.original.toNumber, channel, source: 'import' } }),
+    );
+  }
+
+  async function ledger(f: Fixture) {
+    return withTenant(app.deps.db, f.tenant.tenantId, async (tx) => ({
+      conversations: await tx.conversation.findMany({ where: { debtId: f.debtId }, orderBy: { recordedAt: 'asc' } }),
+      lastConversationAt: (await tx.debt.findUniqueOrThrow({ where: { id: f.debtId } })).lastConversationAt,
+    }));
+  }
+
+  async function decide(f: Fixture, now: Date, debtId = f.debtId) {
+    const [d] = await evaluate(app.deps, f.tenant.tenantId, [{ debtId, phone: f.original.toNumber, channel: 'voice', campaignId: null, initiation: 'human', artificialVoice: false }], {
+      actor,
+      now,
+    });
+    return d!;
+  }
+
+  it.each(RIGHT_PARTY)('%s on an answered attempt records the conversation at the answer; the debt then rests through day 7', async (code) => {
+    const f = await fixture();
+    await consent(f, 'voice');
+    const res = await dispose(f.tenant, f.original.id, bodyOf(code));
+    expect(res.status).toBe(201);
+    const { conversations, lastConversationAt } = await ledger(f);
+    expect(conversations).toEqual([
+      expect.objectContaining({ source: 'disposition', callAttemptId: f.original.id, phoneE164: f.original.toNumber, occurredAt: answeredAt }),
+    ]);
+    expect(conversations[0]!.evidence).toMatchObject({ correction_id: res.body.call_attempt.id, disposition: code });
+    expect(lastConversationAt).toEqual(answeredAt);
+    expect((await writtenFor(f)).audit[0]!.payload).toMatchObject({ conversation_recorded: true, do_not_call: null });
+
+    // Day 1 is 1 November in Denver: refused through 7 November, allowed on the 8th.
+    const refused = await decide(f, new Date('2026-11-07T18:00:00Z'));
+    expect({ gate: refused.gate, decided: refused.decisionId !== null }).toEqual({ gate: 'regf_post_contact', decided: true });
+    expect((await decide(f, new Date('2026-11-08T18:00:00Z'))).allowed).toBe(true);
+  });
+
+  it('records one conversation per call however often it is dispositioned', async () => {
+    const f = await fixture();
+    expect((await dispose(f.tenant, f.original.id, { disposition: 'callback_requested' })).status).toBe(201);
+    expect((await dispose(f.tenant, f.original.id, { disposition: 'conversation' })).status).toBe(201);
+    expect((await ledger(f)).conversations).toHaveLength(1);
+    const audit = (await writtenFor(f)).audit.map((a) => (a.payload as { conversation_recorded: boolean }).conversation_recorded);
+    expect(audit).toEqual([true, false]);
+  });
+
+  it('records nothing for a right-party code on an attempt nobody answered, nor for any other code', async () => {
+    const f = await fixture();
+    const unanswered = await withTenant(app.deps.db, f.tenant.tenantId, (tx) =>
+      tx.callAttempt.create({
+        data: {
+          tenantId: f.tenant.tenantId,
+          debtId: f.debtId,
+          consumerRef: 'cons',
+          debtKey: 'k',
+          toNumber: f.original.toNumber,
+          startedAt: new Date('2026-11-02T15:00:00Z'),
+          endedAt: new Date('2026-11-02T15:00:30Z'),
+          disposition: 'no_answer',
+        },
+      }),
+    );
+    for (const code of ['conversation', 'callback_requested']) expect((await dispose(f.tenant, unanswered.id, { disposition: code })).status).toBe(201);
+    for (const code of ['left_message', 'answered_human', 'busy']) expect((await dispose(f.tenant, f.original.id, { disposition: code })).status).toBe(201);
+    expect(await ledger(f)).toEqual({ conversations: [], lastConversationAt: null });
+  });
+
+  describe('listings a keyword START cannot lift', () => {
+    const HMAC_SECRET = 'provider-hmac-secret';
+
+    async function smsProvider(tenant: ProvisionedTenant): Promise<string> {
+      return withTenant(app.deps.db, tenant.tenantId, async (tx) => {
+        const { accountId } = await tx.tenant.findUniqueOrThrow({ where: { id: tenant.tenantId } });
+        const p = await tx.smsProvider.create({
+          data: { accountId, tenantId: tenant.tenantId, adapter: 'mock', region: 'us', name: `p-${randomUUID().slice(0, 6)}`, webhookSecretCiphertext: app.deps.box.encrypt(HMAC_SECRET) },
+        });
+        return p.id;
+      });
+    }
+
+    async function texted(providerId: string, from: string, text: string) {
+      const raw = JSON.stringify({ message_id: `in-${randomUUID()}`, from, to: '+13035550100', text });
+      const signature = createHmac('sha256', HMAC_SECRET).update(raw).digest('hex');
+      const res = await app.request('POST', `/webhooks/sms/${providerId}/inbound`, { rawBody: raw, headers: { 'content-type': 'application/json', 'x-dd-signature': signature } });
+      expect(res.status).toBe(200);
+    }
+
+    async function numberState(f: Fixture) {
+      return withTenant(app.deps.db, f.tenant.tenantId, async (tx) => ({
+        listed: (await tx.dncEntry.findMany({ where: { phoneE164: f.original.toNumber, removedAt: null } })).map((d) => d.source).sort(),
+        consents: (await tx.consent.findMany({ where: { phoneE164: f.original.toNumber }, orderBy: [{ debtId: 'asc' }, { channel: 'asc' }] })).map((c) => ({
+          debtId: c.debtId,
+          channel: c.channel,
+          revokedSource: c.revokedSource,
+        })),
+        audit: await tx.auditLog.findMany({ where: { action: 'dnc.opted_out' }, orderBy: { occurredAt: 'asc' } }),
+      }));
+    }
+
+    async function otherDebtOf(f: Fixture): Promise<string> {
+      return withTenant(app.deps.db, f.tenant.tenantId, async (tx) => {
+        const debt = await tx.debt.create({ data: { tenantId: f.tenant.tenantId, externalRef: `ext-${randomUUID()}`, consumerRef: 'someone-else' } });
+        await tx.debtContact.create({ data: { tenantId: f.tenant.tenantId, debtId: debt.id, phoneE164: f.original.toNumber, isPrimary: true } });
+        return debt.id;
+      });
+    }
+
+    it('wrong_number lists the number, revokes its voice and SMS consents for the debt, audited; STOP then START lifts only the keyword listing', async () => {
+      const f = await fixture();
+      const other = await otherDebtOf(f);
+      await consent(f, 'voice');
+      await consent(f, 'sms');
+      await consent(f, 'voice', other);
+      const res = await dispose(f.tenant, f.original.id, { disposition: 'wrong_number' });
+      expect(res.status).toBe(201);
+
+      const byDebt = (debtId: string, channel: string, revokedSource: string | null) => ({ debtId, channel, revokedSource });
+      const expectedConsents = [byDebt(f.debtId, 'sms', 'wrong_number'), byDebt(f.debtId, 'voice', 'wrong_number'), byDebt(other, 'voice', null)].sort((a, b) =>
+        a.debtId === b.debtId ? a.channel.localeCompare(b.channel) : a.debtId.localeCompare(b.debtId),
+      );
+      let s = await numberState(f);
+      expect(s.listed).toEqual(['wrong_number']);
+      expect(s.consents).toEqual(expectedConsents);
+      expect(s.audit).toHaveLength(1);
+      expect(s.audit[0]).toMatchObject({ actorType: 'api_key', subjectType: 'debt', subjectId: f.debtId });
+      expect(s.audit[0]!.payload).toMatchObject({ source: 'wrong_number', channel: 'all', listed: true, consents_revoked: 2, call_attempt_id: f.original.id });
+      expect((await writtenFor(f)).audit[0]!.payload).toMatchObject({ do_not_call: { source: 'wrong_number', listed: true, consents_revoked: 2 } });
+      // The listing is the tenant's: no debt dials the number any more.
+      expect((await decide(f, new Date('2026-11-20T18:00:00Z'), other)).gate).toBe('dnc_listed');
+
+      const providerId = await smsProvider(f.tenant);
+      await texted(providerId, f.original.toNumber, 'STOP');
+      expect((await numberState(f)).listed).toEqual(['optout_keyword', 'wrong_number']);
+      await texted(providerId, f.original.toNumber, 'START');
+      s = await numberState(f);
+      expect(s.listed).toEqual(['wrong_number']);
+      expect(s.consents).toEqual(expectedConsents);
+    });
+
+    it.each(['revoked_consent', 'do_not_call'])('%s (a spoken revocation) lists the number and revokes its voice consents; START lifts nothing', async (code) => {
+      const f = await fixture();
+      const other = await otherDebtOf(f);
+      await consent(f, 'voice');
+      await consent(f, 'sms');
+      await consent(f, 'voice', other);
+      expect((await dispose(f.tenant, f.original.id, { disposition: code })).status).toBe(201);
+      const expected = (await numberState(f)).consents.map((c) => ({ ...c, revokedSource: c.channel === 'voice' ? 'verbal_revocation' : null }));
+      let s = await numberState(f);
+      expect(s.listed).toEqual(['verbal_revocation']);
+      expect(s.consents).toEqual(expected);
+      expect(s.audit[0]!.payload).toMatchObject({ source: 'verbal_revocation', channel: 'voice', listed: true, consents_revoked: 2 });
+      // A second revocation keeps the one listing.
+      expect((await dispose(f.tenant, f.original.id, { disposition: code })).status).toBe(201);
+      expect((await numberState(f)).listed).toEqual(['verbal_revocation']);
+
+      await texted(await smsProvider(f.tenant), f.original.toNumber, 'START');
+      s = await numberState(f);
+      expect(s.listed).toEqual(['verbal_revocation']);
+      expect(s.consents).toEqual(expected);
+      expect((await decide(f, new Date('2026-11-20T18:00:00Z'))).gate).toBe('consent_revoked');
+    });
   });
 });

@@ -85,6 +85,19 @@ promise_to_pay (else 422). The promise references the correction row (call_attem
 moves to promise_to_pay. Unknown keys inside promise are 400 and nothing is appended; unknown top-level keys are ignored.
 agent_id must be an agent of this tenant (400 invalid).
 
+Compliance facts, in the same transaction as the correction row:
+- Right-party contact (promise_to_pay, refused_to_pay, dispute, callback_requested, payment, conversation) on an attempt
+  that was answered (answered_at set) records a telephone conversation with the consumer (source disposition, dated at the
+  attempt's answered_at): the debt's last_conversation_at follows, and Regulation F's 7-day hiatus (gate regf_post_contact)
+  refuses calls about the debt through the 7th day counting that day as day 1. On an attempt nobody answered it records
+  nothing. One conversation per call: a second right-party disposition of the same call adds none.
+- wrong_number: the dialed number goes on the tenant's internal do-not-call list (source wrong_number, gate dnc_listed for
+  every debt and channel) and every consent of that number for this debt is revoked (voice and SMS).
+- revoked_consent or do_not_call: the consumer told the agent to stop calling (a revocation by any reasonable means). The
+  number goes on the internal do-not-call list (source verbal_revocation) and its voice consents are revoked.
+An SMS START lifts neither listing (START undoes only its own keyword's STOP). Each listing is also audited as
+dnc.opted_out with the source, channel and counts.
+
 Audited as call_attempt.dispositioned about the debt (with the ids, the disposition, the promise terms and the debt state
 change; never the note). Budget: ${budget.points} dispositions per tenant per ${budget.durationSeconds} s fixed window; over it
 429 rate_limited (no Retry-After), decided before the row is looked up, so it does not reveal whether {id} exists.`,

@@ -4,6 +4,28 @@ import { promisedDateError } from '../promises/promise.rules';
 /** The typed outcome that records a promise to pay. */
 export const PROMISE_TO_PAY = 'promise_to_pay';
 
+/**
+ * Dispositions that say the agent talked with the consumer (CONTRACT section 9): on an answered
+ * attempt each is a telephone conversation for Regulation F's 7-day hiatus (12 CFR 1006.14(b)(2)(i)(B)).
+ */
+export const RIGHT_PARTY_CONTACT: ReadonlySet<string> = new Set([
+  'promise_to_pay',
+  'refused_to_pay',
+  'dispute',
+  'callback_requested',
+  'payment',
+  'conversation',
+]);
+
+/** The number reached someone who is not the consumer: it goes on the do-not-call list, its consents for the debt revoked. */
+export const WRONG_NUMBER = 'wrong_number';
+
+/**
+ * The consumer told the agent to stop calling (a revocation by any reasonable means, 47 CFR
+ * 64.1200(a)(10)): the number is listed and its voice consents revoked, as the opt-out digit does.
+ */
+export const VERBAL_REVOCATIONS: ReadonlySet<string> = new Set(['revoked_consent', 'do_not_call']);
+
 /** Longest disposition code and agent note, in characters. */
 export const MAX_DISPOSITION_LENGTH = 64;
 export const MAX_NOTE_LENGTH = 2000;

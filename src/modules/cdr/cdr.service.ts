@@ -1,18 +1,18 @@
-import { promiseWorkflowId } from '../../../workflows/ids';
-import { promiseDeadlineWorkflow } from '../../../workflows/promise.workflow';
 import type { AppDeps } from '../../deps';
 import { appendAuditSql, type ActorType } from '../../lib/audit';
 import type { Principal } from '../../lib/context';
 import { forbidden, invalid, notFound, rateLimited, unprocessable } from '../../lib/errors';
-import { emitEvent } from '../../lib/events';
 import { decodeTimestampIdCursor, paginate } from '../../lib/pagination';
-import { withTenantSql } from '../../lib/tenancy';
-import { insertPromise, lockDebtState, setDebtState } from '../promises/promise.repository';
+import { withTenantSql, type SqlTx } from '../../lib/tenancy';
+import { recordCallConversation } from '../compliance/conversation.repository';
+import { recordOptOut } from '../compliance/optout.repository';
+import { lockDebtState } from '../promises/promise.repository';
+import { recordCallPromise, startPromiseDeadline } from '../promises/promise.service';
 import { isPromisableDebtState } from '../promises/promise.rules';
 import { promiseView } from '../promises/promise.views';
 import { callAttemptView } from './call-attempt.views';
 import { agentExists, findCallByUuid, insertCorrection, isCallOwnedBy, listCdrRows, lockOriginal } from './cdr.repository';
-import { dispositionRuleError, PROMISE_TO_PAY, sameAgent } from './cdr.rules';
+import { dispositionRuleError, PROMISE_TO_PAY, RIGHT_PARTY_CONTACT, sameAgent, VERBAL_REVOCATIONS, WRONG_NUMBER } from './cdr.rules';
 import type { DispositionInput, ListCallAttemptsFilters, ListCallsFilters } from './cdr.schemas';
 
 type Actor = { type: ActorType; id: string | null };
@@ -63,7 +63,10 @@ export async function getCall(deps: AppDeps, principal: Principal, callUuid: str
 /**
  * Appends a correction row for an original call attempt (the original is never touched). A
  * promise_to_pay disposition also creates the promise and moves the debt to promise_to_pay in the
- * same transaction, with the audit entry: all of it commits or none of it does.
+ * same transaction, with the audit entry: all of it commits or none of it does. In that same
+ * transaction a right-party disposition of an answered attempt records the telephone conversation
+ * (at the answer), a wrong number lists the number and revokes its consents for the debt, and a
+ * spoken revocation lists the number and revokes its voice consents.
  */
 export async function recordDisposition(
   deps: AppDeps,
@@ -99,20 +102,40 @@ export async function recordDisposition(
 
     let promise = null;
     if (promiseInput && debtStateBefore !== null) {
-      promise = await insertPromise(sql, tenantId, {
-        debtId: original.debtId,
-        callAttemptId: correction.id,
-        amountCents: promiseInput.amount_cents,
-        currency: promiseInput.currency,
-        promisedDate: promiseInput.promised_date,
-        note: promiseInput.note ?? null,
-      });
-      await emitEvent(sql, tenantId, { event: 'promise.recorded', eventId: promise.id, occurredAt: promise.created_at, data: promiseView(promise) });
-      if (debtStateBefore !== PROMISE_TO_PAY) {
-        await setDebtState(sql, tenantId, original.debtId, PROMISE_TO_PAY);
-        debtState = { from: debtStateBefore, to: PROMISE_TO_PAY };
-      }
+      ({ promise, debtState } = await recordCallPromise(
+        sql,
+        tenantId,
+        {
+          debtId: original.debtId,
+          callAttemptId: correction.id,
+          amountCents: promiseInput.amount_cents,
+          currency: promiseInput.currency,
+          promisedDate: promiseInput.promised_date,
+          note: promiseInput.note ?? null,
+        },
+        debtStateBefore,
+      ));
     }
+
+    // The conversation is dated by the answer: that is when the agent reached the consumer, and an
+    // attempt nobody answered proves no conversation whatever the agent typed.
+    const answeredAt = correction.answeredAt;
+    const conversation =
+      RIGHT_PARTY_CONTACT.has(input.disposition) && answeredAt !== null
+        ? await recordCallConversation(sql, {
+            callAttemptId: original.id,
+            source: 'disposition',
+            occurredAt: answeredAt,
+            evidence: { correction_id: correction.id, disposition: input.disposition, agent_id: correction.agentId },
+          })
+        : false;
+
+    const listing = await listNumberOf(sql, tenantId, actor, input.disposition, now, {
+      debtId: original.debtId,
+      phoneE164: original.toNumber,
+      callAttemptId: original.id,
+      correctionId: correction.id,
+    });
 
     // The note never enters the audit payload (it is plain jsonb, kept forever): only its presence.
     await appendAuditSql(sql, tenantId, [{
@@ -131,6 +154,8 @@ export async function recordDisposition(
           ? { id: promise.id, amount_cents: Number(promise.amount_cents), currency: promise.currency, promised_date: promise.promised_date }
           : null,
         debt_state: debtState,
+        conversation_recorded: conversation,
+        do_not_call: listing,
       },
     }]);
 
@@ -141,19 +166,35 @@ export async function recordDisposition(
 }
 
 /**
- * The disposition is committed whatever happens here: a deadline that failed to start only leaves
- * the promise for an agent to resolve, so it is logged, not raised.
+ * What a wrong-number or spoken-revocation disposition does to the number it was dialed on, inside
+ * the disposition's transaction (recordOptOut writes its own audit entry). null for any other code.
  */
-async function startPromiseDeadline(deps: AppDeps, tenantId: string, promiseId: string, promisedDate: string): Promise<void> {
-  if (!deps.temporal) return;
-  const workflowId = promiseWorkflowId(tenantId, promiseId);
-  try {
-    await deps.temporal.workflow.start(promiseDeadlineWorkflow, {
-      taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
-      workflowId,
-      args: [{ tenantId, promiseId, promisedDate }],
-    });
-  } catch (err) {
-    deps.logger.warn({ tenantId, promiseId, workflowId, err: (err as Error).message }, 'promise deadline workflow not started');
+async function listNumberOf(
+  sql: SqlTx,
+  tenantId: string,
+  actor: Actor,
+  disposition: string,
+  now: Date,
+  call: { debtId: string; phoneE164: string; callAttemptId: string; correctionId: string },
+): Promise<{ source: string; listed: boolean; consents_revoked: number } | null> {
+  const common = {
+    phoneE164: call.phoneE164,
+    at: now,
+    evidence: { call_attempt_id: call.callAttemptId, correction_id: call.correctionId, disposition, actor_type: actor.type, actor_id: actor.id },
+    audit: {
+      actorType: actor.type,
+      subjectType: 'debt',
+      subjectId: call.debtId,
+      payload: { call_attempt_id: call.callAttemptId, correction_id: call.correctionId, disposition, actor_id: actor.id },
+    },
+  };
+  if (disposition === WRONG_NUMBER) {
+    const r = await recordOptOut(sql, tenantId, { ...common, source: 'wrong_number', channel: 'all', debtId: call.debtId, reason: 'the agent reached someone who is not the consumer' });
+    return { source: 'wrong_number', listed: r.listed, consents_revoked: r.consentsRevoked };
   }
+  if (VERBAL_REVOCATIONS.has(disposition)) {
+    const r = await recordOptOut(sql, tenantId, { ...common, source: 'verbal_revocation', channel: 'voice', reason: 'the consumer told the agent to stop calling' });
+    return { source: 'verbal_revocation', listed: r.listed, consents_revoked: r.consentsRevoked };
+  }
+  return null;
 }
