@@ -16,6 +16,17 @@ function expectError(res: HttpResult, status: number, code: string) {
   expect(typeof res.body.error.message).toBe('string');
 }
 
+/**
+ * The strings of a JSON value that hold one of `secrets`. Digests and ids (hex) are left out: any
+ * run of digits turns up in one by chance.
+ */
+function leaked(value: unknown, secrets: string[]): string[] {
+  if (typeof value === 'string') return /^[0-9a-f-]{32,}$/i.test(value) ? [] : secrets.filter((x) => value.includes(x));
+  if (Array.isArray(value)) return value.flatMap((v) => leaked(v, secrets));
+  if (value && typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => [...leaked(k, secrets), ...leaked(v, secrets)]);
+  return typeof value === 'number' && secrets.includes(String(value)) ? [String(value)] : [];
+}
+
 let phoneSeq = 1000;
 /** A fresh valid NANP number (New York exchange) per call. */
 const nextPhone = () => `+1212555${String(phoneSeq++ % 10000).padStart(4, '0')}`;
@@ -497,14 +508,15 @@ describe('debt import (POST /v1/debts/import)', () => {
         ],
       },
     ]);
-    const byPhone = new Map((await stored(tenant, externalRef))!.contacts.map((k) => [k.phoneE164, [k.nycBorough, k.usState]]));
+    const byPhone = new Map((await stored(tenant, externalRef))!.contacts.map((k) => [k.phoneE164, [k.nycBorough, k.usState, k.postalState]]));
+    // The postal code's own state is kept beside a different us_state: both are the consumer's jurisdictions.
     expect(phones.map((p) => byPhone.get(p))).toEqual([
-      ['brooklyn', 'NY'],
-      ['staten_island', 'NY'],
-      ['manhattan', 'NY'],
-      [null, 'CA'],
-      ['bronx', 'CT'],
-      [null, null],
+      ['brooklyn', 'NY', 'NY'],
+      ['staten_island', 'NY', 'NY'],
+      ['manhattan', 'NY', 'NY'],
+      [null, 'CA', 'CA'],
+      ['bronx', 'CT', 'NY'],
+      [null, null, null],
     ]);
 
     // A new postal code moves the borough with it; omitting the postal code keeps it.
@@ -514,7 +526,162 @@ describe('debt import (POST /v1/debts/import)', () => {
     expect(s.contacts.find((k) => k.phoneE164 === phones[1])).toMatchObject({ nycBorough: 'staten_island', postalCode: '10301' });
     await importDebts(tenant, [{ external_ref: externalRef, consumer_ref: 'c', contacts: [{ phone_e164: phones[0], postal_code: '60601' }] }]);
     s = (await stored(tenant, externalRef))!;
-    expect(s.contacts.find((k) => k.phoneE164 === phones[0])).toMatchObject({ nycBorough: null, usState: 'IL', postalCode: '60601' });
+    expect(s.contacts.find((k) => k.phoneE164 === phones[0])).toMatchObject({ nycBorough: null, usState: 'IL', postalCode: '60601', postalState: 'IL' });
+    // A state given later corrects us_state only; the postal code's state stays until the postal code changes.
+    await importDebts(tenant, [{ external_ref: externalRef, consumer_ref: 'c', contacts: [{ phone_e164: phones[0], us_state: 'WI' }] }]);
+    s = (await stored(tenant, externalRef))!;
+    expect(s.contacts.find((k) => k.phoneE164 === phones[0])).toMatchObject({ usState: 'WI', postalState: 'IL' });
+  });
+
+  it('reclassifies a number on every debt of the tenant when an import sets its line type', async () => {
+    const tenant = await provisionTenant(app);
+    const other = await provisionTenant(app);
+    const [refA, refB, refC] = [ref(), ref(), ref()];
+    const [shared, own] = [nextPhone(), nextPhone()];
+    await importDebts(tenant, [
+      { external_ref: refA, consumer_ref: 'a', contacts: [{ phone_e164: shared, line_type: 'landline' }, { phone_e164: own, line_type: 'landline' }] },
+      { external_ref: refB, consumer_ref: 'b', contacts: [{ phone_e164: shared, line_type: 'landline' }] },
+    ]);
+    await importDebts(other, [{ external_ref: refC, consumer_ref: 'c', contacts: [{ phone_e164: shared, line_type: 'landline' }] }]);
+
+    const res = await importDebts(tenant, [{ external_ref: refB, consumer_ref: 'b', contacts: [{ phone_e164: shared, line_type: 'mobile' }] }]);
+    expect(res.body).toEqual({ imported: 1, failed: [] });
+    const lineTypes = async (t: ProvisionedTenant, externalRef: string) =>
+      Object.fromEntries((await detail(t, externalRef)).contacts.map((k: any) => [k.phone_e164, k.line_type]));
+    expect(await lineTypes(tenant, refA)).toEqual({ [shared]: 'mobile', [own]: 'landline' });
+    expect(await lineTypes(tenant, refB)).toEqual({ [shared]: 'mobile' });
+    // Another tenant's knowledge of the number is its own.
+    expect(await lineTypes(other, refC)).toEqual({ [shared]: 'landline' });
+    const audit = await withTenant(app.deps.db, tenant.tenantId, (tx) =>
+      tx.auditLog.findFirstOrThrow({ where: { action: 'debts.imported' }, orderBy: [{ occurredAt: 'desc' }, { seq: 'desc' }] }),
+    );
+    expect(audit.payload).toMatchObject({ contacts_written: 1, numbers_reclassified: 1 });
+
+    // `unknown` is a reclassification too; a contact naming no line type changes nobody's.
+    await importDebts(tenant, [{ external_ref: refA, consumer_ref: 'a', contacts: [{ phone_e164: shared, line_type: 'unknown' }, { phone_e164: own }] }]);
+    expect(await lineTypes(tenant, refB)).toEqual({ [shared]: 'unknown' });
+    await importDebts(tenant, [{ external_ref: refB, consumer_ref: 'b', contacts: [{ phone_e164: shared }] }]);
+    expect(await lineTypes(tenant, refA)).toEqual({ [shared]: 'unknown', [own]: 'landline' });
+  });
+
+  it("dates the consent with consent_given_on on both channels, sets it when unknown, corrects it and never moves a revocation", async () => {
+    const tenant = await provisionTenant(app);
+    const externalRef = ref();
+    const [dated, undated] = [nextPhone(), nextPhone()];
+    const res = await importDebts(tenant, [
+      { external_ref: externalRef, consumer_ref: 'c', contacts: [{ phone_e164: dated, consent_given_on: '2021-03-14' }, { phone_e164: undated }] },
+    ]);
+    expect(res.body).toEqual({ imported: 1, failed: [] });
+    const givenOn = async () =>
+      (await stored(tenant, externalRef))!.consents.map((c) => [c.phoneE164, c.channel, c.givenOn?.toISOString().slice(0, 10) ?? null, c.revokedAt]);
+    expect(await givenOn()).toEqual([
+      [dated, 'sms', '2021-03-14', null],
+      [dated, 'voice', '2021-03-14', null],
+      [undated, 'sms', null, null],
+      [undated, 'voice', null, null],
+    ]);
+    const before = (await stored(tenant, externalRef))!;
+
+    // An opt-out revokes the voice consent of the undated number (as the opt-out paths do).
+    const revokedAt = new Date(Date.now() - 60_000);
+    await withTenant(app.deps.db, tenant.tenantId, (tx) =>
+      tx.consent.updateMany({ where: { debtId: before.debt.id, phoneE164: undated, channel: 'voice' }, data: { revokedAt, revokedSource: 'optout_digit' } }),
+    );
+    // A later import sets the unknown date and corrects the known one; omitting it keeps what is stored.
+    await importDebts(tenant, [
+      { external_ref: externalRef, consumer_ref: 'c', contacts: [{ phone_e164: dated, consent_given_on: '2020-11-02' }, { phone_e164: undated, consent_given_on: '2019-06-30' }] },
+    ]);
+    await importDebts(tenant, [{ external_ref: externalRef, consumer_ref: 'c', contacts: [{ phone_e164: dated, consent_given_on: '' }, { phone_e164: undated }] }]);
+    expect(await givenOn()).toEqual([
+      [dated, 'sms', '2020-11-02', null],
+      [dated, 'voice', '2020-11-02', null],
+      [undated, 'sms', '2019-06-30', null],
+      [undated, 'voice', '2019-06-30', revokedAt],
+    ]);
+    const after = (await stored(tenant, externalRef))!;
+    for (const c of after.consents) {
+      const was = before.consents.find((b) => b.id === c.id)!;
+      expect({ grantedAt: c.grantedAt, evidence: c.evidence, source: c.source }).toEqual({ grantedAt: was.grantedAt, evidence: was.evidence, source: was.source });
+    }
+    expect(after.consents.find((c) => c.phoneE164 === undated && c.channel === 'voice')).toMatchObject({ revokedSource: 'optout_digit' });
+    const audits = await withTenant(app.deps.db, tenant.tenantId, (tx) =>
+      tx.auditLog.findMany({ where: { action: 'debts.imported' }, orderBy: [{ occurredAt: 'asc' }, { seq: 'asc' }] }),
+    );
+    expect(audits.map((a) => [(a.payload as any).consents_granted, (a.payload as any).consent_dates_set])).toEqual([
+      [4, 0],
+      [0, 4],
+      [0, 0],
+    ]);
+
+    // A date in the future fails that item alone.
+    const bad = await importDebts(tenant, [
+      { external_ref: externalRef, consumer_ref: 'c', contacts: [{ phone_e164: dated, consent_given_on: '2999-01-01' }] },
+      { external_ref: ref(), consumer_ref: 'd' },
+    ]);
+    expect(bad.body).toEqual({ imported: 1, failed: [{ index: 0, error: "field 'contacts[0].consent_given_on': must not be in the future" }] });
+  });
+
+  it('stores dob, ssn_last4 and pin encrypted, never returns them, and fails a malformed one alone without echoing it', async () => {
+    const tenant = await provisionTenant(app);
+    const externalRef = ref();
+    const secrets = { dob: '1961-07-23', ssn_last4: '8642', pin: '97531' };
+    const contact = { phone_e164: nextPhone(), postal_code: '10001' };
+    const res = await importDebts(tenant, [
+      { external_ref: externalRef, consumer_ref: 'c', ...secrets, contacts: [contact] },
+      { external_ref: ref(), consumer_ref: 'd', ssn_last4: '86420' },
+      { external_ref: ref(), consumer_ref: 'e', pin: '97-531' },
+      { external_ref: ref(), consumer_ref: 'f', dob: '1961-02-29' },
+      { external_ref: ref(), consumer_ref: 'g', dob: null },
+    ]);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      imported: 1,
+      failed: [
+        { index: 1, error: "field 'ssn_last4': must be exactly 4 digits" },
+        { index: 2, error: "field 'pin': must be 4 to 8 digits" },
+        { index: 3, error: "field 'dob': must be a date YYYY-MM-DD" },
+        { index: 4, error: "field 'dob' must not be null (omit it to keep the stored value)" },
+      ],
+    });
+    expect(JSON.stringify(res.body)).not.toMatch(/86420|97-531|1961-02-29/);
+
+    const columns = async () => {
+      const d = (await findDebt(tenant, externalRef))!;
+      return { dob: d.verifyDobCiphertext, ssn_last4: d.verifySsnLast4Ciphertext, pin: d.verifyPinCiphertext, updatedAt: d.updatedAt };
+    };
+    const sealed = await columns();
+    for (const [field, plaintext] of Object.entries(secrets)) {
+      const ciphertext = sealed[field as keyof typeof secrets]!;
+      expect(ciphertext).toMatch(/^v1\./);
+      expect(ciphertext).not.toContain(plaintext);
+      expect(app.deps.box.decrypt(ciphertext)).toBe(plaintext);
+    }
+
+    // No route answers them: the list, the detail, the defense packet.
+    const debtId = (await findDebt(tenant, externalRef))!.id;
+    const bodies = [
+      await app.request('GET', '/v1/debts', { token: tenant.apiKey }),
+      await app.request('GET', `/v1/debts/${debtId}`, { token: tenant.apiKey }),
+      await app.request('GET', `/v1/debts/${debtId}/defense-packet?format=json`, { token: tenant.apiKey }),
+    ];
+    for (const b of bodies) {
+      expect(b.status).toBe(200);
+      expect(leaked(b.body, [...Object.values(secrets), sealed.dob!, sealed.ssn_last4!, sealed.pin!])).toEqual([]);
+      expect(JSON.stringify(b.body)).not.toMatch(/verify_|ssn|"dob"|"pin"/);
+    }
+
+    // A replay leaves the row as it is (no new ciphertext of the same value); omitted or "" keeps; a new value replaces.
+    await importDebts(tenant, [{ external_ref: externalRef, consumer_ref: 'c', ...secrets, contacts: [contact] }]);
+    expect(await columns()).toEqual(sealed);
+    await importDebts(tenant, [{ external_ref: externalRef, consumer_ref: 'c', dob: '', pin: '  ' }]);
+    expect(await columns()).toEqual(sealed);
+    await importDebts(tenant, [{ external_ref: externalRef, consumer_ref: 'c', pin: '1357' }]);
+    const changed = await columns();
+    expect({ dob: changed.dob, ssn_last4: changed.ssn_last4 }).toEqual({ dob: sealed.dob, ssn_last4: sealed.ssn_last4 });
+    expect(app.deps.box.decrypt(changed.pin!)).toBe('1357');
+    // Nothing of them reaches the import's audit entries but the body digest.
+    const audits = await withTenant(app.deps.db, tenant.tenantId, (tx) => tx.auditLog.findMany({ where: { action: 'debts.imported' } }));
+    expect(leaked(audits.map((a) => a.payload), [...Object.values(secrets), '1357'])).toEqual([]);
   });
 
   it('replays idempotently: the same request twice gives the same answer and the same stored state', async () => {

@@ -10,10 +10,13 @@ import {
   grantImportConsents,
   insertNewDebts,
   lockTenantImports,
+  reclassifyNumbers,
+  storedVerification,
   updateExistingDebts,
   upsertContacts,
   type ContactRow,
   type DebtRow,
+  type StoredVerification,
 } from './debt-import.repository';
 import { validateImportItem, type ImportDebt } from './debt-import.validate';
 
@@ -27,6 +30,39 @@ export interface ImportResult {
 interface Accepted {
   index: number;
   item: ImportDebt;
+}
+
+/** Each write-only verification field and the column holding its ciphertext. */
+const VERIFICATION = [
+  ['dob', 'verify_dob_ciphertext'],
+  ['ssn_last4', 'verify_ssn_last4_ciphertext'],
+  ['pin', 'verify_pin_ciphertext'],
+] as const;
+
+type Sealed = Partial<Record<(typeof VERIFICATION)[number][1], string>>;
+
+/** Whether `sealed` holds `plaintext`; a ciphertext the key cannot open counts as a different value. */
+function holds(box: AppDeps['box'], sealed: string | null, plaintext: string): boolean {
+  if (sealed === null) return false;
+  try {
+    return box.decrypt(sealed) === plaintext;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The verification ciphertexts to write for one item: only the given values that differ from what
+ * is stored (a fresh ciphertext of the same value would differ, so a replay would rewrite the row).
+ */
+function seal(box: AppDeps['box'], item: ImportDebt, stored: StoredVerification | undefined): Sealed {
+  const sealed: Sealed = {};
+  for (const [field, column] of VERIFICATION) {
+    const plaintext = item[field];
+    if (plaintext === undefined || holds(box, stored?.[column] ?? null, plaintext)) continue;
+    sealed[column] = box.encrypt(plaintext);
+  }
+  return sealed;
 }
 
 /**
@@ -71,11 +107,15 @@ export async function importDebts(deps: AppDeps, tenantId: string, actor: Actor,
     let updated = 0;
     let contactsWritten = 0;
     let consentsGranted = 0;
+    let consentDatesSet = 0;
+    let numbersReclassified = 0;
     let priorAttemptsAdded = 0;
     if (accepted.length > 0) {
+      const verifying = accepted.filter(({ item }) => VERIFICATION.some(([field]) => item[field] !== undefined));
+      const stored = new Map((await storedVerification(sql, tenantId, verifying.map((a) => a.item.external_ref))).map((r) => [r.external_ref, r]));
       const debtRows: DebtRow[] = accepted.map(({ index, item }) => {
-        const { contacts: _contacts, prior_attempts_7d: _prior, ...fields } = item;
-        return { i: index, ...fields };
+        const { contacts: _contacts, prior_attempts_7d: _prior, dob: _dob, ssn_last4: _ssn, pin: _pin, ...fields } = item;
+        return { i: index, ...fields, ...seal(deps.box, item, stored.get(item.external_ref)) };
       });
       const inserted = await insertNewDebts(sql, tenantId, debtRows);
       created = inserted.length;
@@ -112,7 +152,10 @@ export async function importDebts(deps: AppDeps, tenantId: string, actor: Actor,
         await demotePrimaries(sql, tenantId, primaries);
         const contactsJson = JSON.stringify(contacts);
         contactsWritten = await upsertContacts(sql, tenantId, contactsJson);
-        consentsGranted = await grantImportConsents(sql, tenantId, contactsJson, importId);
+        numbersReclassified = await reclassifyNumbers(sql, tenantId, contactsJson);
+        const consents = await grantImportConsents(sql, tenantId, contactsJson, importId);
+        consentsGranted = consents.granted;
+        consentDatesSet = consents.dated;
       }
       priorAttemptsAdded = await addPriorAttempts(sql, tenantId, reports);
     }
@@ -134,6 +177,8 @@ export async function importDebts(deps: AppDeps, tenantId: string, actor: Actor,
         debts_updated: updated,
         contacts_written: contactsWritten,
         consents_granted: consentsGranted,
+        consent_dates_set: consentDatesSet,
+        numbers_reclassified: numbersReclassified,
         prior_attempts_added: priorAttemptsAdded,
       },
     }]);

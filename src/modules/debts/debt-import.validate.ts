@@ -20,6 +20,10 @@ export interface ImportContact {
   consumer_ref?: string;
   /** Only meaningful with postal_code: the borough the postal code resolves to (null outside NYC). */
   nyc_borough?: NycBorough | null;
+  /** Only meaningful with postal_code: the state the postal code lies in (null when it resolves to none). */
+  postal_state?: string | null;
+  /** YYYY-MM-DD: the day the consumer gave the creditor this number (the consent's real date). */
+  consent_given_on?: string;
   is_primary: boolean;
 }
 
@@ -34,6 +38,13 @@ export interface ImportDebt {
   campaign_id?: string;
   /** Capped at 7. */
   prior_attempts_7d?: number;
+  /**
+   * Right-party verification data, plaintext only between validation and encryption: write-only,
+   * never echoed in an error, never logged.
+   */
+  dob?: string;
+  ssn_last4?: string;
+  pin?: string;
   contacts: ImportContact[];
 }
 
@@ -49,9 +60,22 @@ const ITEM_FIELDS = new Set([
   'state',
   'campaign_id',
   'prior_attempts_7d',
+  'dob',
+  'ssn_last4',
+  'pin',
   'contacts',
 ]);
-const CONTACT_FIELDS = new Set(['phone_e164', 'line_type', 'timezone', 'us_state', 'city', 'postal_code', 'consumer_ref', 'is_primary']);
+const CONTACT_FIELDS = new Set([
+  'phone_e164',
+  'line_type',
+  'timezone',
+  'us_state',
+  'city',
+  'postal_code',
+  'consumer_ref',
+  'is_primary',
+  'consent_given_on',
+]);
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 // PostgreSQL text cannot hold NUL; other C0 controls have no business in these fields either.
@@ -127,6 +151,46 @@ function optionalBoolean(obj: Record<string, unknown>, key: string, name: string
   return value as boolean;
 }
 
+const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** A YYYY-MM-DD that names a real calendar day. */
+function isCalendarDate(value: string): boolean {
+  const m = DATE_RE.exec(value);
+  if (!m) return false;
+  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+  return d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() === Number(m[2]) - 1 && d.getUTCDate() === Number(m[3]);
+}
+
+/** Today's date in UTC, YYYY-MM-DD (compared as a string with other YYYY-MM-DD dates). */
+const todayUtc = () => new Date().toISOString().slice(0, 10);
+
+/** An optional YYYY-MM-DD date; `until` says how it relates to today. */
+function optionalDate(obj: Record<string, unknown>, key: string, name: string, until: 'past' | 'not_future'): string | undefined {
+  const value = optionalString(obj, key, name, 10);
+  if (value === undefined) return undefined;
+  if (!isCalendarDate(value)) fail(`field '${name}': must be a date YYYY-MM-DD`);
+  const today = todayUtc();
+  if (until === 'past' && value >= today) fail(`field '${name}': must be a date in the past`);
+  if (until === 'not_future' && value > today) fail(`field '${name}': must not be in the future`);
+  return value;
+}
+
+/**
+ * A write-only secret of `digits` digits. The messages name the field and the rule only: the value
+ * (or a piece of it) never reaches the per-item error.
+ */
+function optionalDigits(obj: Record<string, unknown>, key: string, min: number, max: number): string | undefined {
+  const rule = min === max ? `exactly ${min} digits` : `${min} to ${max} digits`;
+  if (!hasOwn(obj, key)) return undefined;
+  const value = obj[key];
+  if (value === null) fail(`field '${key}' must not be null (omit it to keep the stored value)`);
+  if (typeof value !== 'string') return fail(`field '${key}': must be a string of ${rule}`);
+  const trimmed = value.trim();
+  if (trimmed === '') return undefined;
+  if (trimmed.length < min || trimmed.length > max || !/^[0-9]+$/.test(trimmed)) fail(`field '${key}': must be ${rule}`);
+  return trimmed;
+}
+
 const zoneCache = new Map<string, boolean>();
 
 /** An IANA zone name (Area/Location, or a legacy name such as UTC) that the runtime knows. */
@@ -177,11 +241,16 @@ function validateContact(raw: unknown, at: string): ImportContact {
     contact.postal_code = postal;
     const place = placeOf(postal);
     contact.nyc_borough = place.nycBorough;
+    // Kept apart from us_state: a postal code in another state than the given us_state is a
+    // jurisdiction of the consumer too.
+    contact.postal_state = place.state;
     if (contact.us_state === undefined && place.state) contact.us_state = place.state;
   }
   const consumerRef = optionalString(raw, 'consumer_ref', `${at}.consumer_ref`, 200);
   if (consumerRef !== undefined) contact.consumer_ref = consumerRef;
   contact.is_primary = optionalBoolean(raw, 'is_primary', `${at}.is_primary`) ?? false;
+  const givenOn = optionalDate(raw, 'consent_given_on', `${at}.consent_given_on`, 'not_future');
+  if (givenOn !== undefined) contact.consent_given_on = givenOn;
   return contact;
 }
 
@@ -213,6 +282,12 @@ function validate(raw: unknown): ImportDebt {
   }
   const prior = optionalCount(raw, 'prior_attempts_7d', 'prior_attempts_7d');
   if (prior !== undefined) item.prior_attempts_7d = Math.min(prior, MAX_PRIOR_ATTEMPTS);
+  const dob = optionalDate(raw, 'dob', 'dob', 'past');
+  if (dob !== undefined) item.dob = dob;
+  const ssnLast4 = optionalDigits(raw, 'ssn_last4', 4, 4);
+  if (ssnLast4 !== undefined) item.ssn_last4 = ssnLast4;
+  const pin = optionalDigits(raw, 'pin', 4, 8);
+  if (pin !== undefined) item.pin = pin;
 
   if (hasOwn(raw, 'contacts')) {
     const contacts = raw.contacts;

@@ -30,13 +30,21 @@ naming the field; the others are imported. An item fails on: a missing or empty 
 (debt_type, state, line_type); amount_cents or prior_attempts_7d not an integer >= 0; currency not three uppercase
 letters; campaign_id not a campaign of this tenant; more than 100 contacts; a phone that is not valid E.164; a timezone
 that is not an IANA zone; us_state not a two-letter code; two contacts with the same phone; more than one contact with
-is_primary true; an external_ref already taken by an earlier accepted item of the same request.
+is_primary true; an external_ref already taken by an earlier accepted item of the same request; dob not a real past date
+YYYY-MM-DD; ssn_last4 not a string of exactly 4 digits; pin not a string of 4 to 8 digits; a contact's consent_given_on
+not a date YYYY-MM-DD or in the future.
 
 Fields are tri-state: omitted or empty string leaves the stored value unchanged (an import can correct but never
 clear a value). A contact with is_primary true demotes the debt's previous primary, which stays a contact; a debt
-without a primary gets the first contact of the item. postal_code resolves nyc_borough (and us_state when none is
-given). Every imported contact carries prior express consent for the debt's collection, voice and SMS (source
-import); an existing consent, including a revoked one, is left as it is, so an import never re-grants a revocation.
+without a primary gets the first contact of the item. postal_code resolves nyc_borough and the state it lies in (kept
+beside us_state for the state caps; us_state too when none is given). A line_type is the number's: every contact of
+that number on any debt of the tenant takes it. Every imported contact carries prior express consent for the debt's
+collection, voice and SMS (source import), dated by consent_given_on when given; an existing consent, including a
+revoked one, keeps its grant and revocation (an import never re-grants a revocation) and only takes a given
+consent_given_on.
+
+dob, ssn_last4 and pin are right-party verification data for AI calls: write-only, encrypted at rest, never returned
+by any route, never logged and never echoed in an error (the error names the field and the rule).
 prior_attempts_7d is a total over the last 7 days, not a delta: only what stored history of the last 7 days lacks is
 added (values above 7 count as 7), so a replay adds nothing and a lower value never removes history.
 

@@ -159,15 +159,25 @@ const importNote = 'Omitted or empty string leaves the stored value unchanged; n
 export const DebtImportContactSchema = z
   .strictObject({
     phone_e164: z.string().openapi({ description: 'E.164; the upsert key within the debt', example: '+12125550123' }),
-    line_type: z.enum(LINE_TYPES).optional().openapi({ description: '`unknown` is a real reclassification' }),
+    line_type: z.enum(LINE_TYPES).optional().openapi({
+      description: '`unknown` is a real reclassification. A property of the number: every contact of this number, on any debt of the tenant, takes it',
+    }),
     timezone: z.string().optional().openapi({ description: 'IANA zone', example: 'America/New_York' }),
     us_state: z.string().optional().openapi({ description: 'Two-letter code (stored uppercase); when omitted, resolved from postal_code' }),
     city: z.string().max(200).optional(),
-    postal_code: z.string().max(20).optional().openapi({ description: 'US ZIP resolves the NYC borough (per-debt contact cap)' }),
+    postal_code: z.string().max(20).optional().openapi({
+      description: 'A US ZIP resolves its state (a jurisdiction of the consumer beside us_state, for the state caps) and the NYC borough (per-debt contact cap)',
+    }),
     consumer_ref: z.string().max(200).optional(),
     is_primary: z.boolean().optional().openapi({
       description:
         'true makes this the primary contact and demotes the previous primary (kept as a contact); at most one per item. false is the same as omitting it. A debt without a primary gets the first contact of the item.',
+    }),
+    consent_given_on: z.string().optional().openapi({
+      format: 'date',
+      example: '2021-03-14',
+      description:
+        'YYYY-MM-DD, not in the future: the day the consumer gave this number to the creditor, the real date of the prior express consent (the reassigned-number check compares a disconnection with it). Stored on the voice and SMS consent of this debt and number; omitted = unknown (a disconnection on record then refuses). An import may set it or correct it; it never touches a revocation',
     }),
   })
   .openapi('DebtImportContact', { description: importNote });
@@ -186,9 +196,24 @@ export const DebtImportItemSchema = z
       description:
         'Calls the previous system placed in the last 7 days: a total, not a delta. Only what stored history does not already hold is added, so a replay adds nothing and a lower value never decreases history; above 7 is stored as 7',
     }),
+    dob: z.string().optional().openapi({
+      format: 'date',
+      writeOnly: true,
+      description: 'Date of birth, YYYY-MM-DD, a real date in the past: right-party verification data (consult_config factor dob). Write-only',
+    }),
+    ssn_last4: z.string().optional().openapi({
+      writeOnly: true,
+      description: 'Last four digits of the SSN, exactly 4 digits as a string: right-party verification data (factor ssn_last4). Write-only',
+    }),
+    pin: z.string().optional().openapi({
+      writeOnly: true,
+      description: 'A PIN of 4 to 8 digits as a string: right-party verification data (factor pin). Write-only',
+    }),
     contacts: z.array(DebtImportContactSchema).max(MAX_CONTACTS_PER_DEBT).optional(),
   })
-  .openapi('DebtImportItem', { description: `${importNote} Unknown fields fail the item.` });
+  .openapi('DebtImportItem', {
+    description: `${importNote} Unknown fields fail the item. dob, ssn_last4 and pin are encrypted at rest and never returned by any route, logged or echoed in an error.`,
+  });
 
 /**
  * Items are validated one by one by the service (fail-soft), so the route only checks the envelope;
