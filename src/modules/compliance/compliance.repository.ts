@@ -57,7 +57,7 @@ interface FactsRow {
  * the same account number (12 CFR 1006.14(b)(4)). A re-check of a call in progress
  * (`ongoing`) leaves that call and its conversation out.
  */
-const FACTS_SQL = `
+export const FACTS_SQL = `
 WITH req AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(i int, debt_id uuid, phone text, channel text, campaign_id uuid, ongoing uuid)
 ),
