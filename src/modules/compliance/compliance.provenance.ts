@@ -78,6 +78,8 @@ export const FACT_PROVENANCE: readonly FactProvenance[] = [
         reachedFrom: [
           { file: 'src/modules/dialer/call-session.service.ts', calls: 'recordOptOut' },
           { file: 'src/modules/sms-webhooks/sms-webhooks.service.ts', calls: 'recordOptOut' },
+          { file: 'src/modules/cdr/cdr.service.ts', calls: 'recordOptOut' },
+          { file: 'src/modules/ai-calls/ai-call.service.ts', calls: 'recordOptOut' },
         ],
       },
     ],
@@ -129,6 +131,7 @@ export const FACT_PROVENANCE: readonly FactProvenance[] = [
         reachedFrom: [
           { file: 'src/modules/dialer/call-session.service.ts', calls: 'recordCallConversation' },
           { file: 'src/modules/cdr/cdr.service.ts', calls: 'recordCallConversation' },
+          { file: 'src/modules/ai-calls/ai-call.service.ts', calls: 'recordCallConversation' },
         ],
       },
     ],
