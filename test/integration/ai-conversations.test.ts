@@ -63,29 +63,40 @@ describe('AI conversations', () => {
   describe('POST /v1/ai/agents/{id}/test', () => {
     it('says the disclosure first, then runs to a promise inside policy, and stores an ended sandbox row', async () => {
       const agent = await createAgent(tenant, { policy: { max_settlement_pct: 20, min_payment_cents: 5000 } });
-      const body = await sandboxOk(agent.id, { turns: ['yes, speaking', 'yes', 'ignored after the end'] });
+      const body = await sandboxOk(agent.id, { turns: ['yes, speaking', '1234', 'yes', 'ignored after the end'], consult_config: { factor: 'ssn_last4' } });
       const c = body.conversation;
       expect(c).toMatchObject({ kind: 'sandbox', status: 'ended', outcome: 'promise_to_pay', ai_agent_id: agent.id, policy_version: 1, call_id: null, campaign_id: null, debt_id: null });
       expect(c.transcript[0]).toEqual({ speaker: 'agent', text: EN, at_seconds: 0 });
       expect(c.events[0]).toEqual({ type: 'disclosure_given', at_seconds: 0 });
       expect(c.transcript.filter((t: { speaker: string }) => t.speaker === 'consumer')).toEqual([
         { speaker: 'consumer', text: 'yes, speaking', at_seconds: 10 },
-        { speaker: 'consumer', text: 'yes', at_seconds: 20 },
+        { speaker: 'consumer', text: '1234', at_seconds: 20 },
+        { speaker: 'consumer', text: 'yes', at_seconds: 30 },
       ]);
-      expect(c.transcript.at(-1)).toMatchObject({ speaker: 'agent', at_seconds: 20 });
+      expect(c.transcript.at(-1)).toMatchObject({ speaker: 'agent', at_seconds: 30 });
       const promise = c.events.find((e: { type: string }) => e.type === 'promise');
       expect(promise.amount_cents).toBeGreaterThanOrEqual(80000);
       expect(promise.amount_cents).toBeLessThanOrEqual(100000);
-      expect(c.events.at(-1)).toEqual({ type: 'end', outcome: 'promise_to_pay', reason: 'promise', at_seconds: 20 });
+      expect(c.events.at(-1)).toEqual({ type: 'end', outcome: 'promise_to_pay', reason: 'promise', at_seconds: 30 });
       expect(body.sandbox).toEqual({
         language: 'en',
         max_call_seconds: 900,
-        turns_sent: 3,
-        turns_used: 2,
+        turns_sent: 4,
+        turns_used: 3,
         artificial_voice_disclosure: { configured: false, valid: false },
       });
       const [row] = await sql<{ kind: string; status: string; engine_state: unknown; ended_at: Date | null }>(tenant, 'SELECT kind, status, engine_state, ended_at FROM ai_conversations WHERE id = $1', [c.id]);
       expect(row).toEqual({ kind: 'sandbox', status: 'ended', engine_state: null, ended_at: expect.any(Date) });
+    });
+
+    it('without a consult_config ({}) a yes to the name hears nothing of the debt', async () => {
+      const agent = await createAgent();
+      const { conversation } = await sandboxOk(agent.id, { turns: ['yes', 'how much do I owe?', 'no'] });
+      expect(conversation.events.at(-1)).toMatchObject({ type: 'end', outcome: 'completed', reason: 'identity_only' });
+      expect(conversation.events.map((e: { type: string }) => e.type)).not.toContain('offer');
+      for (const line of conversation.transcript.filter((l: { speaker: string }) => l.speaker === 'agent')) {
+        expect(line.text).not.toMatch(/Sample Creditor|1,000\.00|6789|collect a debt/);
+      }
     });
 
     it('hands off when the consumer asks for a person', async () => {
@@ -215,7 +226,7 @@ describe('AI conversations', () => {
       campaignId = campaign!.id;
       ids.oldCall = await insertCall(fresh, agentA, { outcome: 'handoff', startedAt: '2026-01-01T00:00:00Z', campaignId, takenOver: true });
       ids.activeCall = await insertCall(fresh, agentA, { status: 'active', startedAt: '2026-01-02T00:00:00Z', campaignId });
-      const res = await sandbox(agentB, { turns: ['yes', 'yes'] }, fresh);
+      const res = await sandbox(agentB, { turns: ['yes', '1234', 'yes'], consult_config: { factor: 'ssn_last4' } }, fresh);
       ids.sandbox = res.body.conversation.id;
     });
 
@@ -228,7 +239,7 @@ describe('AI conversations', () => {
       const all = await list('');
       expect(all.conversations.map((c: { id: string }) => c.id)).toEqual([ids.sandbox, ids.activeCall, ids.oldCall]);
       expect(Object.keys(all.conversations[0])).toEqual(SUMMARY_FIELDS);
-      expect(all.conversations[0]).toMatchObject({ kind: 'sandbox', turns: 11 });
+      expect(all.conversations[0]).toMatchObject({ kind: 'sandbox', turns: 13 });
       expect(all.next_cursor).toBeNull();
       const ofIds = (b: { conversations: { id: string }[] }) => b.conversations.map((c) => c.id);
       expect(ofIds(await list(`?ai_agent_id=${agentB}`))).toEqual([ids.sandbox]);
@@ -275,7 +286,7 @@ describe('AI conversations', () => {
       });
       expect(res.body.conversation).not.toHaveProperty('engine_state');
       const sb = await call('GET', `/v1/ai/conversations/${ids.sandbox}`, undefined, fresh.apiKey);
-      expect(sb.body.conversation.transcript).toHaveLength(11);
+      expect(sb.body.conversation.transcript).toHaveLength(13);
       expectError(await call('GET', `/v1/ai/conversations/${ids.sandbox}`, undefined, other.apiKey), 404, 'not_found');
       expectError(await call('GET', `/v1/ai/conversations/${randomUUID()}`, undefined, fresh.apiKey), 404, 'not_found');
       expectError(await call('GET', '/v1/ai/conversations/not-a-uuid', undefined, fresh.apiKey), 404, 'not_found');
