@@ -8,6 +8,8 @@ import { emitEvent } from '../../lib/events';
 import { callAttemptColumns, callAttemptView } from '../cdr/call-attempt.views';
 import { insertOutcome } from '../cdr/cdr.repository';
 import { recordOptOut } from '../compliance/optout.repository';
+import { recordCallConversation } from '../compliance/conversation.repository';
+import { bridgedAgentLeg } from '../call-control/call-control.switch';
 import { endCallsOfAgents, type WrapUp } from '../agent-wrap-up/wrap-up.repository';
 import { startWrapUpTimers } from '../agent-wrap-up/wrap-up.service';
 
@@ -15,6 +17,8 @@ import { startWrapUpTimers } from '../agent-wrap-up/wrap-up.service';
 export const ABANDON_AFTER_MS = 2000;
 const AGENT_CLAIM_POLL_MS = 200;
 const AGENT_ANSWER_TIMEOUT_MS = 10_000;
+/** Pauses between the in-process tries of the conversation write after a bridge. */
+const CONVERSATION_WRITE_RETRY_MS = [100, 400];
 
 /**
  * Prompt files the switch plays. The texts (tts_prompt, menu prompts, the tenant's abandoned-call
@@ -146,26 +150,89 @@ export function releaseAgentsOfCalls(sql: SqlTx, tenantId: string, callAttemptId
 export type ConnectResult = { status: 'connected'; agentId: string; agentLegUuid: string } | { status: 'abandoned' } | { status: 'gone' };
 
 /**
+ * Whether the party an agent was just bridged to is a person: on a call without AMD the answer is
+ * the consumer; with AMD only a HUMAN verdict says so. A MACHINE verdict, or one still pending
+ * (the bridge came first), proves no conversation here: a pending verdict that turns out human is
+ * recorded by the call's final row (finalizeCall).
+ */
+async function answeredByPerson(deps: AppDeps, commands: SwitchCommands, ref: CallRef): Promise<boolean> {
+  const ctx = await loadCallContext(deps, ref);
+  if (!ctx.amd) return true;
+  const verdict = await commands.getVariable(ref.callUuid, 'amd_result').catch(() => null);
+  return verdict?.trim().toUpperCase() === 'HUMAN';
+}
+
+/**
+ * The telephone conversation an agent bridge proves (CONTRACT section 9), dated at the bridge.
+ * The bridge already happened: a failed write is tried again here, briefly, before the error
+ * leaves; the activity's own retry then finds the bridge (resumeBridge) instead of taking
+ * another agent for a consumer who is already talking to one.
+ */
+async function recordBridgeConversation(deps: AppDeps, commands: SwitchCommands, ref: CallRef, agentId: string, bridgedAt: Date, resumed: boolean): Promise<void> {
+  if (!(await answeredByPerson(deps, commands, ref))) return;
+  const write = () =>
+    withTenantSql(deps.db, ref.tenantId, (sql) =>
+      recordCallConversation(sql, { callAttemptId: ref.callAttemptId, source: 'agent_bridge', occurredAt: bridgedAt, evidence: { agent_id: agentId, call_uuid: ref.callUuid, resumed } }),
+    );
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      await write();
+      return;
+    } catch (err) {
+      const pause = CONVERSATION_WRITE_RETRY_MS[attempt];
+      if (pause === undefined) throw err;
+      deps.logger.warn({ tenantId: ref.tenantId, callAttemptId: ref.callAttemptId, err: (err as Error).message }, 'conversation of an agent bridge not written yet; retrying');
+      await delay(pause);
+    }
+  }
+}
+
+/**
+ * A connect that already bridged an agent (a retried activity, a second transfer request of a
+ * menu): the agent that holds this call and is bridged to it on the switch. Only then is the switch
+ * asked anything, so a first connect costs one query.
+ */
+async function resumeBridge(deps: AppDeps, commands: SwitchCommands, ref: CallRef): Promise<{ agentId: string; agentLegUuid: string } | null> {
+  const held = await withTenantSql(deps.db, ref.tenantId, (sql) =>
+    sql.query<{ id: string }>(`SELECT id FROM agents WHERE active_call_attempt_id = $1::uuid AND presence = 'on_call'`, [ref.callAttemptId]),
+  );
+  if (held.length === 0) return null;
+  const leg = await bridgedAgentLeg(commands, ref.callUuid);
+  if (leg === null) return null;
+  const agentId = await commands.getVariable(leg, 'dd_agent_id').catch(() => null);
+  const agent = held.find((h) => h.id === agentId?.trim());
+  return agent ? { agentId: agent.id, agentLegUuid: leg } : null;
+}
+
+/**
  * Puts an agent on an answered call: claims an available agent (or the named one), rings the
- * agent's extension and bridges it to the consumer. With no agent on the line within two seconds
- * of `windowStartMs` (the answer, or the moment a menu caller asked for an agent) the call is
- * abandoned and the seller identification message is played.
+ * agent's extension and bridges it to the consumer, and records the conversation the bridge
+ * proves. With no agent on the line within two seconds of `windowStartMs` (the answer, or the
+ * moment a menu caller asked for an agent) the call is abandoned and the seller identification
+ * message is played.
  */
 export async function connectAgent(
   deps: AppDeps,
   ref: CallRef & { windowStartMs: number; agentDomain: string | null; agentId: string | null },
 ): Promise<ConnectResult> {
   const commands = switchCommands(deps, ref.agentDomain);
+  const call: CallRef = { tenantId: ref.tenantId, callAttemptId: ref.callAttemptId, callUuid: ref.callUuid };
+  const resumed = await resumeBridge(deps, commands, call);
+  if (resumed) {
+    await recordBridgeConversation(deps, commands, call, resumed.agentId, new Date(), true);
+    return { status: 'connected', ...resumed };
+  }
   const deadline = ref.windowStartMs + ABANDON_AFTER_MS;
   const unreachable: string[] = [];
   for (;;) {
     const agent = await claimAgent(deps, ref.tenantId, ref.callAttemptId, ref.agentId, unreachable);
     if (agent) {
       let legUuid: string | null = null;
+      let bridged: { agentId: string; agentLegUuid: string; at: Date } | null = null;
       try {
         legUuid = (await commands.originateAndWait({ to: { type: 'agent', extension: agent.sip_extension }, variables: { dd_agent_id: agent.id } }, AGENT_ANSWER_TIMEOUT_MS)).uuid;
         await commands.bridge(ref.callUuid, legUuid);
-        return { status: 'connected', agentId: agent.id, agentLegUuid: legUuid };
+        bridged = { agentId: agent.id, agentLegUuid: legUuid, at: new Date() };
       } catch (err) {
         await withTenantSql(deps.db, ref.tenantId, (sql) => releaseAgent(sql, agent.id, ref.callAttemptId));
         if (legUuid) {
@@ -175,6 +242,11 @@ export async function connectAgent(
         }
         if (err instanceof EslUnavailableError) throw err;
         unreachable.push(agent.id);
+      }
+      // Outside the try: the consumer and the agent are talking, whatever the write does.
+      if (bridged) {
+        await recordBridgeConversation(deps, commands, call, bridged.agentId, bridged.at, false);
+        return { status: 'connected', agentId: bridged.agentId, agentLegUuid: bridged.agentLegUuid };
       }
     }
     if (Date.now() >= deadline) break;
@@ -265,6 +337,17 @@ export async function finalizeCall(
       amdVerdict: ref.facts.amdVerdict,
       agentId: ref.agentId,
     });
+    // A person answered and an agent was on the line: the conversation the bridge recorded, or,
+    // when the AMD verdict was still pending at the bridge, recorded now (dated at the hangup, the
+    // latest moment the conversation can have taken place). One row per call either way.
+    if (id !== null && disposition === 'answered_human' && ref.agentId !== null) {
+      await recordCallConversation(sql, {
+        callAttemptId: ref.callAttemptId,
+        source: 'agent_bridge',
+        occurredAt: ref.endedAt,
+        evidence: { agent_id: ref.agentId, call_uuid: ref.callUuid, proven_by: 'hangup', amd_verdict: ref.facts.amdVerdict },
+      });
+    }
     // Every agent this call still holds, not only the one the session knows: a retried connect
     // may have claimed one whose result the session never saw.
     return { written: id !== null, wraps: await releaseAgentsOfCalls(sql, ref.tenantId, [ref.callAttemptId]) };
