@@ -104,6 +104,18 @@ async function stop(t: AiTenant, campaignId: string): Promise<void> {
 
 const phone = () => numberEnding(prefix, (serial += 1), 10);
 
+/** One lead of the campaign through the import route (the verification facts travel with it). */
+async function importLead(t: AiTenant, campaignId: string, to: string, fields: Record<string, unknown>): Promise<string> {
+  const ref = `ai-${randomUUID()}`;
+  const res = await app.request('POST', '/v1/debts/import', {
+    token: t.tenant.apiKey,
+    body: { debts: [{ external_ref: ref, consumer_ref: `c-${ref}`, amount_cents: 10_000, currency: 'USD', campaign_id: campaignId, ...fields, contacts: [{ phone_e164: to, is_primary: true }] }] },
+  });
+  expect(res.body.failed).toEqual([]);
+  const found = await app.request('GET', `/v1/debts?external_ref=${encodeURIComponent(ref)}`, { token: t.tenant.apiKey });
+  return found.body.debts[0].id;
+}
+
 async function originals(t: AiTenant, campaignId: string): Promise<any[]> {
   const res = await app.request('GET', `/v1/call_attempts?campaign_id=${campaignId}&limit=1000`, { token: t.tenant.apiKey });
   expect(res.status).toBe(200);
@@ -178,8 +190,8 @@ async function runStats(t: AiTenant, campaignId: string): Promise<any> {
 describe('ai_voice campaign calls', () => {
   it('greets with the disclosure first, records a promise inside the policy from spoken turns, and ends metered with ai_used', async () => {
     const t = await aiTenant();
-    const campaignId = await aiCampaign(t);
-    const [debtId] = await seedLeads(app, t.tenant, campaignId, [phone()]);
+    const campaignId = await aiCampaign(t, { consult_config: { factor: 'account_last4' } });
+    const debtId = await importLead(t, campaignId, phone(), { account_number: '4400-1234' });
     const watch = watchEvents();
     await start(t, campaignId);
     const { original, conv } = await greetedCall(t, campaignId);
@@ -193,6 +205,8 @@ describe('ai_voice campaign calls', () => {
     );
 
     await say(original.call_uuid, 'yes speaking');
+    await waitConversation(t, original.call_uuid, (c) => c.transcript.length > 3, 'the verification question');
+    await say(original.call_uuid, '1234');
     await waitConversation(t, original.call_uuid, (c) => c.events.some((e) => e.type === 'offer'), 'an offer');
     await say(original.call_uuid, 'yes I agree');
     const ended = await waitConversation(t, original.call_uuid, (c) => c.status === 'ended', 'the end of the conversation');
@@ -232,7 +246,7 @@ describe('ai_voice campaign calls', () => {
     await stop(t, campaignId);
   });
 
-  it('records the DNC listing when the consumer asks the AI to stop calling, with the number masked in the transcript', async () => {
+  it('records a verbal revocation when the consumer asks the AI to stop calling, with the number masked in the transcript', async () => {
     const t = await aiTenant();
     const campaignId = await aiCampaign(t);
     const to = phone();
@@ -246,7 +260,7 @@ describe('ai_voice campaign calls', () => {
     const dnc = await withTenantSql(app.deps.db, t.tenant.tenantId, (sql) =>
       sql.query<{ phone_e164: string; source: string }>('SELECT phone_e164, source FROM dnc_entries WHERE removed_at IS NULL'),
     );
-    expect(dnc).toEqual([{ phone_e164: to, source: 'optout_keyword' }]);
+    expect(dnc).toEqual([{ phone_e164: to, source: 'verbal_revocation' }]);
     await finalRow(t, campaignId, original.id);
     // The words crossed Temporal sealed: neither workflow history (kept, readable in the Web UI) holds them.
     for (const id of [callSessionWorkflowId(t.tenant.tenantId, original.call_uuid), aiCallWorkflowId(t.tenant.tenantId, original.call_uuid)]) {
