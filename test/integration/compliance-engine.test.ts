@@ -211,8 +211,25 @@ describe('compliance engine against PostgreSQL', () => {
 
     it('refuses calls through day 7 after a conversation', async () => {
       const fixture = await seedDebt(tenant);
-      await withTenant(app.deps.db, tenant.tenantId, (tx) => tx.debt.update({ where: { id: fixture.debtId }, data: { lastConversationAt: new Date(NOW.getTime() - 2 * DAY) } }));
+      // The conversation comes from an agent's right-party disposition of an answered call.
+      const answered = await withTenant(app.deps.db, tenant.tenantId, (tx) =>
+        tx.callAttempt.create({
+          data: {
+            tenantId: tenant.tenantId,
+            debtId: fixture.debtId,
+            consumerRef: 'x',
+            debtKey: 'x',
+            toNumber: fixture.phone,
+            startedAt: new Date(NOW.getTime() - 2 * DAY),
+            answeredAt: new Date(NOW.getTime() - 2 * DAY + 5_000),
+            disposition: 'answered_human',
+          },
+        }),
+      );
+      const disposed = await app.request('POST', `/v1/call_attempts/${answered.id}/disposition`, { token: tenant.apiKey, body: { disposition: 'conversation' } });
+      expect(disposed.status).toBe(201);
       expect((await decideOne(tenant, voice(fixture))).gate).toBe('regf_post_contact');
+      expect((await decideOne(tenant, voice(fixture), new Date(NOW.getTime() + 6 * DAY))).gate).not.toBe('regf_post_contact');
     });
   });
 

@@ -21,14 +21,13 @@ async function seed<T>(tenant: ProvisionedTenant, work: (tx: Tx) => Promise<T>):
   return withTenant(app.deps.db, tenant.tenantId, work);
 }
 
-async function debt(tx: Tx, tenant: ProvisionedTenant, over: { campaignId?: string; consumerRef?: string; lastConversationAt?: Date } = {}) {
+async function debt(tx: Tx, tenant: ProvisionedTenant, over: { campaignId?: string; consumerRef?: string } = {}) {
   return tx.debt.create({
     data: {
       tenantId: tenant.tenantId,
       externalRef: `x-${randomUUID()}`,
       consumerRef: over.consumerRef ?? `c-${randomUUID()}`,
       campaignId: over.campaignId ?? null,
-      lastConversationAt: over.lastConversationAt ?? null,
     },
   });
 }
@@ -128,6 +127,7 @@ describe('GET /v1/stats/penetration', () => {
 
   beforeAll(async () => {
     tenant = await provisionTenant(app);
+    let talkedCall = '';
     ({ c1, c2 } = await seed(tenant, async (tx) => {
       const one = await tx.campaign.create({ data: { tenantId: tenant.tenantId, name: `p1-${randomUUID()}` } });
       const two = await tx.campaign.create({ data: { tenantId: tenant.tenantId, name: `p2-${randomUUID()}` } });
@@ -135,7 +135,7 @@ describe('GET /v1/stats/penetration', () => {
       const untouched = await debt(tx, tenant, { campaignId: one.id, consumerRef: 'shared' });
       const busyOnly = await debt(tx, tenant, { campaignId: one.id, consumerRef: 'shared' });
       const corrected = await debt(tx, tenant, { campaignId: one.id, consumerRef: 'c-3' });
-      const talked = await debt(tx, tenant, { campaignId: one.id, consumerRef: 'c-4', lastConversationAt: new Date() });
+      const talked = await debt(tx, tenant, { campaignId: one.id, consumerRef: 'c-4' });
       expect(untouched.id).toBeTruthy();
       await attempt(tx, tenant, busyOnly.id, { disposition: 'busy' });
       await attempt(tx, tenant, busyOnly.id, { disposition: 'busy' });
@@ -144,13 +144,16 @@ describe('GET /v1/stats/penetration', () => {
       await tx.callAttempt.create({
         data: { tenantId: tenant.tenantId, debtId: corrected.id, consumerRef: 'c', debtKey: 'k', toNumber: '+13035550100', disposition: 'wrong_number', correctsId: original.id },
       });
-      await attempt(tx, tenant, talked.id, { disposition: 'answered_human', answeredAt: new Date(), amdVerdict: 'human' });
+      talkedCall = (await attempt(tx, tenant, talked.id, { disposition: 'answered_human', answeredAt: new Date(), amdVerdict: 'human' })).id;
       await attempt(tx, tenant, talked.id, { disposition: 'not_placed' });
       // Campaign two: one debt of the shared consumer, attempted long ago only.
       const old = await debt(tx, tenant, { campaignId: two.id, consumerRef: 'shared' });
       await attempt(tx, tenant, old.id, { disposition: 'answered_human', startedAt: new Date(Date.now() - 40 * DAY), answeredAt: new Date(Date.now() - 40 * DAY), amdVerdict: 'human' });
       return { c1: one.id, c2: two.id };
     }));
+    // The talked-to debt's conversation: the agent's right-party disposition of its answered call.
+    const disposed = await app.request('POST', `/v1/call_attempts/${talkedCall}/disposition`, { token: tenant.apiKey, body: { disposition: 'conversation' } });
+    expect(disposed.status).toBe(201);
   });
 
   it('counts each debt once: attempted, reached by final disposition or conversation, effective contact', async () => {
