@@ -290,3 +290,28 @@ describe('the hiatus counted in the consumer’s zone across a daylight-saving c
     expect(await postContact(day1.plus({ days: 7 }).set({ hour: 12 }))).toBe('pass');
   });
 });
+
+describe('an AMD verdict that comes after the bridge', () => {
+  let slow: Env | undefined;
+  afterAll(async () => {
+    await stopEnv(slow);
+  });
+
+  it('records the conversation when the call ends answered by a person, and the next dial is blocked', async () => {
+    // The verdict takes a second: the agent is on the line before anyone knows it is a person.
+    slow = await startEnv(await startSwitchRig({ amdMs: 1000, talkMs: 2500 }));
+    const tenant = await provisionTenant(slow.app);
+    const [agentId] = await seatAgents(slow.app, slow.rig, tenant, 1);
+    const campaignId = await runningCampaign(slow, tenant, { amd_enabled: true, deferred_bridge: false });
+    const [debtId] = await seedLeads(slow.app, tenant, campaignId, [phoneEnding(HUMAN)]);
+
+    const { original, final } = await placedCall(slow, tenant, campaignId, debtId!);
+    expect(final).toMatchObject({ disposition: 'answered_human', amd_verdict: 'HUMAN', agent_id: agentId });
+    const { conversations } = await ledgerOf(slow, tenant, debtId!);
+    expect(conversations).toEqual([expect.objectContaining({ source: 'agent_bridge', callAttemptId: original.id, occurredAt: new Date(final.ended_at) })]);
+    expect(conversations[0]!.evidence).toMatchObject({ proven_by: 'hangup', agent_id: agentId });
+
+    await agentFree(slow, tenant, agentId!);
+    await expectBlockedPostContact(slow, tenant, campaignId, debtId!);
+  });
+});
