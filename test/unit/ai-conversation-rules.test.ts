@@ -88,12 +88,13 @@ describe('runScript', () => {
   };
 
   it('is deterministic, clocks turns by the step and stops reading once the conversation ended', () => {
-    const a = runScript(context, ['yes', 'yes', 'more'], 7);
-    expect(runScript(context, ['yes', 'yes', 'more'], 7)).toEqual(a);
-    expect(a.turnsUsed).toBe(2);
+    const verifying: ConversationContext = { ...context, consult_config: { factor: 'ssn_last4' } };
+    const a = runScript(verifying, ['yes', '1234', 'yes', 'more'], 7);
+    expect(runScript(verifying, ['yes', '1234', 'yes', 'more'], 7)).toEqual(a);
+    expect(a.turnsUsed).toBe(3);
     expect(a.outcome).toBe('promise_to_pay');
-    expect(a.transcript.filter((t) => t.speaker === 'consumer').map((t) => t.at_seconds)).toEqual([7, 14]);
-    expect(a.events.at(-1)).toEqual({ type: 'end', outcome: 'promise_to_pay', reason: 'promise', at_seconds: 14 });
+    expect(a.transcript.filter((t) => t.speaker === 'consumer').map((t) => t.at_seconds)).toEqual([7, 14, 21]);
+    expect(a.events.at(-1)).toEqual({ type: 'end', outcome: 'promise_to_pay', reason: 'promise', at_seconds: 21 });
   });
 
   it('ends at the ceiling on the engine clock', () => {
