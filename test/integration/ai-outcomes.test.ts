@@ -278,6 +278,8 @@ describe('right-party safety', () => {
       expect(after.events.filter((e) => e.type === 'verification_attempt').map((e) => e.ok)).toEqual([false, true]);
       expect(types(after)).toEqual(expect.arrayContaining(['verified', 'mini_miranda_given', 'offer']));
       expect(agentLines(after)).toEqual(expect.arrayContaining([`This call is on behalf of ${t.tenant.name}.`, 'Your current balance is $100.00.']));
+      // expose names only the balance: the account's digits stay unsaid after verification too.
+      expect(agentLines(after).filter((l) => l.includes('7788'))).toEqual([]);
       const conversationRows = await conversations(t, call.lead.debtId);
       expect(conversationRows).toEqual([{ source: 'ai_verified', call_attempt_id: call.originalId, phone_e164: call.lead.phone }]);
       await createSwitchCommands(rig.esl).simulateSpeech(call.uuid, 'stop calling');
