@@ -1,5 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
 export const SERVICE_NAME = 'dialer-control-plane';
@@ -40,11 +41,30 @@ const EnvSchema = z.object({
   ESL_HOST: optionalString,
   ESL_PORT: z.preprocess(blankAsUnset, z.coerce.number().int().min(1).max(65535).optional()),
   ESL_PASSWORD: optionalString,
+  // The switch's text-to-speech for everything a call says (FreeSWITCH `speak <engine>|<voice>|<text>`):
+  // the engine is a loaded TTS module's name (mod_flite: flite, mod_tts_commandline: tts_commandline).
+  TTS_ENGINE: z.string().trim().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'a TTS module name such as flite').default('flite'),
+  TTS_VOICE: z.string().trim().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'a voice name such as kal').default('kal'),
   PUBLIC_BASE_URL: optionalString,
   EGRESS_ALLOWLIST: z.string().default(''),
   SMTP_URL: optionalString,
   MAIL_FROM: z.string().default('no-reply@dialer.invalid'),
   APP_ENCRYPTION_KEY: optionalString,
+  // Keys retired by a rotation that must still decrypt (comma-separated secrets, no commas inside one):
+  // ciphertexts name their key by id, and `npm run ops -- keys rotate` re-encrypts under the current key.
+  APP_ENCRYPTION_KEYS_PREVIOUS: optionalString,
+  // SIP proxies and trunk source addresses exempt from the public-address rules (comma-separated IP
+  // addresses, CIDR blocks or exact host names), for a carrier the operator reaches on a private network.
+  SIP_EDGE_ALLOWLIST: z.string().default(''),
+  // Reverse proxies whose X-Forwarded-For is believed (comma-separated IP addresses or CIDR blocks).
+  // The client address (login and operator budgets) is the right-most X-Forwarded-For entry that is
+  // not one of them, and only when the socket peer is one; unset: the socket peer is the client.
+  TRUSTED_PROXIES: z.string().default(''),
+  // PBKDF2 verifications per second across every API process (dashboard login, agent login, password
+  // change), checked before the hash: unset means about 40 % of this host's cores at the configured cost.
+  LOGIN_HASHES_PER_SECOND: z.preprocess(blankAsUnset, z.coerce.number().int().min(1).max(100_000).optional()),
+  // How often the worker deletes expired rate_limits windows.
+  RATE_LIMIT_PRUNE_INTERVAL_MS: z.preprocess(blankAsUnset, z.coerce.number().int().min(100).max(86_400_000).default(300_000)),
   LOG_LEVEL: z.string().default('info'),
   PASSWORD_PBKDF2_ITERATIONS: z.preprocess(blankAsUnset, z.coerce.number().int().min(1000).default(210_000)),
   // How often the billing pass evaluates every tenant with billing on (alerts, cap, prepaid funds, rollover).
@@ -123,6 +143,14 @@ export interface Config extends Env {
   appDatabaseUrl: string;
   publicBaseUrl: string;
   egressAllowlist: string[];
+  /** TRUSTED_PROXIES normalized to CIDR blocks (`10.0.0.0/8`, `::1/128`). */
+  trustedProxies: string[];
+  /** LOGIN_HASHES_PER_SECOND, or its default derived from the cores and PASSWORD_PBKDF2_ITERATIONS. */
+  loginHashesPerSecond: number;
+  /** APP_ENCRYPTION_KEYS_PREVIOUS, split: secrets that still decrypt but never encrypt. */
+  encryptionKeysPrevious: string[];
+  /** SIP_EDGE_ALLOWLIST normalized: CIDR blocks (`10.0.0.0/8`, `fd00::/8`) and lowercase host names. */
+  sipEdgeAllowlist: string[];
 }
 
 export const DEFAULT_DATABASE_URL = 'postgresql://postgres@127.0.0.1:5432/dialer';
@@ -144,6 +172,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(`invalid environment: ${detail}`);
   }
   const e = parsed.data;
+  // A host generating its own key would encrypt what no other host (nor its own next container)
+  // can read, and nobody would notice until a decrypt failed.
+  if (e.NODE_ENV === 'production' && !e.APP_ENCRYPTION_KEY) {
+    throw new Error('invalid environment: APP_ENCRYPTION_KEY must be set when NODE_ENV=production (the key that encrypts values at rest, shared by every host)');
+  }
   const ownerDatabaseUrl = e.DATABASE_URL ?? DEFAULT_DATABASE_URL;
   return {
     ...e,
@@ -153,5 +186,71 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     egressAllowlist: e.EGRESS_ALLOWLIST.split(',')
       .map((s) => s.trim())
       .filter(Boolean),
+    trustedProxies: e.TRUSTED_PROXIES.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
+      .map(trustedProxyEntry),
+    loginHashesPerSecond: e.LOGIN_HASHES_PER_SECOND ?? defaultLoginHashesPerSecond(e.PASSWORD_PBKDF2_ITERATIONS),
+    encryptionKeysPrevious: previousKeysOf(e.APP_ENCRYPTION_KEY, e.APP_ENCRYPTION_KEYS_PREVIOUS),
+    sipEdgeAllowlist: e.SIP_EDGE_ALLOWLIST.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
+      .map(sipEdgeAllowlistEntry),
   };
+}
+
+function previousKeysOf(current: string | undefined, raw: string | undefined): string[] {
+  if (raw === undefined) return [];
+  if (current === undefined) throw new Error('invalid environment: APP_ENCRYPTION_KEYS_PREVIOUS needs APP_ENCRYPTION_KEY (the current key)');
+  const keys = raw.split(',').map((s) => s.trim());
+  if (keys.some((k) => k === '')) throw new Error('invalid environment: APP_ENCRYPTION_KEYS_PREVIOUS: an empty entry (secrets are comma-separated)');
+  if (keys.includes(current)) throw new Error('invalid environment: APP_ENCRYPTION_KEYS_PREVIOUS lists the current APP_ENCRYPTION_KEY');
+  return [...new Set(keys)];
+}
+
+const HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/** One SIP_EDGE_ALLOWLIST entry: an address (as a /32 or /128 block), a CIDR block or a host name. */
+function sipEdgeAllowlistEntry(raw: string): string {
+  const text = raw.toLowerCase();
+  try {
+    const literal = (a: string) => ipaddr.IPv4.isValidFourPartDecimal(a) || ipaddr.IPv6.isValid(a);
+    if (text.includes('/') && literal(text.split('/')[0]!)) {
+      const [addr, bits] = ipaddr.parseCIDR(text);
+      return `${addr.toString()}/${bits}`;
+    }
+    if (literal(text)) {
+      const addr = ipaddr.parse(text);
+      return `${addr.toString()}/${addr.kind() === 'ipv4' ? 32 : 128}`;
+    }
+  } catch {
+    // falls through to the error below
+  }
+  if (!text.includes('/') && !/^[0-9.]+$/.test(text) && HOST_NAME.test(text.replace(/\.$/, ''))) return text.replace(/\.$/, '');
+  throw new Error(`invalid environment: SIP_EDGE_ALLOWLIST: ${raw} is not an IP address, a CIDR block or a host name`);
+}
+
+/** One TRUSTED_PROXIES entry: an IP address (as a /32 or /128 block) or a CIDR block. */
+function trustedProxyEntry(raw: string): string {
+  try {
+    if (raw.includes('/')) {
+      const [addr, bits] = ipaddr.parseCIDR(raw);
+      return `${addr.toString()}/${bits}`;
+    }
+    if (ipaddr.IPv4.isValidFourPartDecimal(raw) || ipaddr.IPv6.isValid(raw)) {
+      const addr = ipaddr.parse(raw);
+      return `${addr.toString()}/${addr.kind() === 'ipv4' ? 32 : 128}`;
+    }
+  } catch {
+    // reported below
+  }
+  throw new Error(`invalid environment: TRUSTED_PROXIES: ${JSON.stringify(raw)} is not an IP address or CIDR block`);
+}
+
+/**
+ * A core verifies about ten 210k-iteration PBKDF2-SHA512 hashes a second; the default keeps hashing
+ * to about 40 % of the host's cores so a flood of guesses never queues a real login behind it.
+ */
+function defaultLoginHashesPerSecond(iterations: number): number {
+  return Math.max(2, Math.round((os.cpus().length * 4 * 210_000) / iterations));
 }

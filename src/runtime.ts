@@ -19,9 +19,13 @@ import { RateLimits } from './lib/rate-limit';
 import { attachLiveFloor } from './modules/live/live-floor';
 import type { EslManager } from './switch/esl';
 
+/** The local-key warning is said once per process, however many deps a process builds. */
+let warnedLocalKey = false;
+
 /**
- * The key that encrypts values at rest. Production sets APP_ENCRYPTION_KEY; a development machine
- * gets a random key kept in the git-ignored data folder so restarts can still decrypt.
+ * The key that encrypts values at rest. Production must set APP_ENCRYPTION_KEY (loadConfig refuses
+ * to start without it); a development machine gets a random key kept in the git-ignored data
+ * folder so restarts can still decrypt, and each process says so once.
  */
 export function resolveEncryptionKey(config: Config, logger: Logger): string {
   if (config.APP_ENCRYPTION_KEY) return config.APP_ENCRYPTION_KEY;
@@ -29,7 +33,10 @@ export function resolveEncryptionKey(config: Config, logger: Logger): string {
   if (!existsSync(file)) {
     mkdirSync(config.DATA_DIR, { recursive: true });
     writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600 });
-    logger.warn({ file }, 'APP_ENCRYPTION_KEY is not set: generated a local key (set it explicitly in production)');
+  }
+  if (!warnedLocalKey) {
+    warnedLocalKey = true;
+    logger.warn({ file }, 'APP_ENCRYPTION_KEY is not set: using a key local to this machine (NODE_ENV=production refuses to start without one)');
   }
   return readFileSync(file, 'utf8').trim();
 }
@@ -67,7 +74,7 @@ export function createStore(config: Config, secret: string, resolver: Resolver):
 export async function createDeps(config: Config, logger: Logger, temporal: TemporalClient | null, esl: EslManager | null = null): Promise<AppDeps> {
   const db = createDatabase(config.appDatabaseUrl, config.DB_POOL_MAX);
   const secret = resolveEncryptionKey(config, logger);
-  const box = new CryptoBox(secret);
+  const box = new CryptoBox(secret, config.encryptionKeysPrevious);
   const { store, signer } = createStore(config, secret, systemResolver);
   return {
     config,

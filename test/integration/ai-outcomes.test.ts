@@ -273,7 +273,7 @@ describe('right-party safety', () => {
       expect(before.events.filter((e) => e.type === 'verification_attempt')).toEqual([{ type: 'verification_attempt', ok: false, attempt: 1 }]);
       nothingOfTheDebt(t, before);
       // The expected answer is stored only sealed.
-      expect((before.engine_state as any).state.verification.expected).toMatch(/^v1\./);
+      expect((before.engine_state as any).state.verification.expected).toMatch(/^v2\./);
       const after = await converse(t, call, [String(withZip(right))]);
       expect(after.events.filter((e) => e.type === 'verification_attempt').map((e) => e.ok)).toEqual([false, true]);
       expect(types(after)).toEqual(expect.arrayContaining(['verified', 'mini_miranda_given', 'offer']));

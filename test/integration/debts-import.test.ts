@@ -652,7 +652,7 @@ describe('debt import (POST /v1/debts/import)', () => {
     const sealed = await columns();
     for (const [field, plaintext] of Object.entries(secrets)) {
       const ciphertext = sealed[field as keyof typeof secrets]!;
-      expect(ciphertext).toMatch(/^v1\./);
+      expect(ciphertext).toMatch(/^v2\./);
       expect(ciphertext).not.toContain(plaintext);
       expect(app.deps.box.decrypt(ciphertext)).toBe(plaintext);
     }

@@ -242,7 +242,7 @@ describe('POST /v1/call_attempts/{id}/disposition: the note', () => {
     expect(res.status).toBe(201);
     expect(res.body.call_attempt.note).toBe(note);
     const stored = (await writtenFor(f)).corrections[0]!;
-    expect(stored.noteCiphertext).toMatch(/^v1\./);
+    expect(stored.noteCiphertext).toMatch(/^v2\./);
     expect(stored.noteCiphertext).not.toContain('6pm');
     expect(app.deps.box.decrypt(stored.noteCiphertext!)).toBe(note);
     // Raw table contents hold only ciphertext.

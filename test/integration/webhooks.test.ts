@@ -136,7 +136,7 @@ describe('outbound webhook endpoints', () => {
       const { webhook, secret } = await create(tenant);
       const stored = await row(tenant, webhook.id);
       expectNoSecret(JSON.stringify(stored), secret);
-      expect(stored.secretCiphertext).toMatch(/^v1\./);
+      expect(stored.secretCiphertext).toMatch(/^v2\./);
       expect(app.deps.box.decrypt(stored.secretCiphertext)).toBe(secret);
       expect(stored.secretHint).toBe(secret.slice(-4));
       expect(stored.previousSecretCiphertext).toBeNull();

@@ -133,3 +133,38 @@ describe('blank environment values', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
   });
 });
+
+describe('encryption keys', () => {
+  it('refuses to start in production without APP_ENCRYPTION_KEY, naming it', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/APP_ENCRYPTION_KEY must be set when NODE_ENV=production/);
+    expect(() => loadConfig({ NODE_ENV: 'production', APP_ENCRYPTION_KEY: '   ' })).toThrow(/APP_ENCRYPTION_KEY/);
+    expect(loadConfig({ NODE_ENV: 'production', APP_ENCRYPTION_KEY: 'k-prod' }).APP_ENCRYPTION_KEY).toBe('k-prod');
+    // Outside production the local key still stands in (runtime warns once).
+    expect(loadConfig({ NODE_ENV: 'development' }).APP_ENCRYPTION_KEY).toBeUndefined();
+  });
+
+  it('reads the previous keys as a comma-separated list of secrets that still decrypt', () => {
+    expect(loadConfig({}).encryptionKeysPrevious).toEqual([]);
+    expect(loadConfig({ APP_ENCRYPTION_KEY: 'new', APP_ENCRYPTION_KEYS_PREVIOUS: ' old-1 , old-2,old-1 ' }).encryptionKeysPrevious).toEqual(['old-1', 'old-2']);
+    expect(() => loadConfig({ APP_ENCRYPTION_KEYS_PREVIOUS: 'old' })).toThrow(/APP_ENCRYPTION_KEYS_PREVIOUS needs APP_ENCRYPTION_KEY/);
+    expect(() => loadConfig({ APP_ENCRYPTION_KEY: 'new', APP_ENCRYPTION_KEYS_PREVIOUS: 'old,,older' })).toThrow(/empty entry/);
+    expect(() => loadConfig({ APP_ENCRYPTION_KEY: 'new', APP_ENCRYPTION_KEYS_PREVIOUS: 'old,new' })).toThrow(/lists the current/);
+  });
+});
+
+describe('SIP_EDGE_ALLOWLIST', () => {
+  it('normalizes addresses, CIDR blocks and host names', () => {
+    expect(loadConfig({}).sipEdgeAllowlist).toEqual([]);
+    expect(loadConfig({ SIP_EDGE_ALLOWLIST: ' 10.1.2.3 , 192.168.0.0/16, FD00::/8, SBC.Corp.Example. ,::1' }).sipEdgeAllowlist).toEqual([
+      '10.1.2.3/32',
+      '192.168.0.0/16',
+      'fd00::/8',
+      'sbc.corp.example',
+      '::1/128',
+    ]);
+  });
+
+  it.each(['10.0.0.0/33', '10', '10.0/8', 'not a host', 'sbc.example/24', 'http://sbc.example'])('refuses %s', (entry) => {
+    expect(() => loadConfig({ SIP_EDGE_ALLOWLIST: entry })).toThrow(/SIP_EDGE_ALLOWLIST/);
+  });
+});

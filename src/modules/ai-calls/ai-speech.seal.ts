@@ -1,4 +1,4 @@
-import type { CryptoBox } from '../../lib/crypto-box';
+import { isSealed, type CryptoBox } from '../../lib/crypto-box';
 
 /**
  * A consumer's words (a date of birth, the last digits of an account) travel from the switch
@@ -10,16 +10,13 @@ export function sealSpeech(box: CryptoBox, text: string): string {
   return box.encrypt(text);
 }
 
-/** CryptoBox's form: v1, a 12-byte IV and a 16-byte tag in base64url, then the ciphertext. */
-const SEALED = /^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]*$/;
-
 /**
  * The words of a sealed utterance. Speech signalled before sealing existed is plain text and is
  * taken as it is; a sealed value that does not open (another deployment's key) is an error, never
  * words for the engine.
  */
 export function openSpeech(box: CryptoBox, value: string): string {
-  return SEALED.test(value) ? box.decrypt(value) : value;
+  return isSealed(value) ? box.decrypt(value) : value;
 }
 
 type VerifyingState = { verification?: { expected?: string | null } | null };
@@ -31,13 +28,13 @@ type VerifyingState = { verification?: { expected?: string | null } | null };
  */
 export function sealEngineState<S>(box: CryptoBox, state: S): S {
   const v = (state as VerifyingState | null)?.verification;
-  if (!v || typeof v.expected !== 'string' || SEALED.test(v.expected)) return state;
+  if (!v || typeof v.expected !== 'string' || isSealed(v.expected)) return state;
   return { ...state, verification: { ...v, expected: box.encrypt(v.expected) } };
 }
 
 /** The stored engine state with its expected answer opened, for the engine's next turn. */
 export function openEngineState<S>(box: CryptoBox, state: S): S {
   const v = (state as VerifyingState | null)?.verification;
-  if (!v || typeof v.expected !== 'string' || !SEALED.test(v.expected)) return state;
+  if (!v || typeof v.expected !== 'string' || !isSealed(v.expected)) return state;
   return { ...state, verification: { ...v, expected: box.decrypt(v.expected) } };
 }
