@@ -13,6 +13,7 @@ import { createRecordingExportActivities } from './recording-export.activities';
 import { createAiAgentActivities } from './ai-agent.activities';
 import { createAiCallActivities } from './ai-call.activities';
 import { createBillingActivities } from './billing.activities';
+import { createAuthActivities } from './auth.activities';
 
 /** All activities, built from injected dependencies; the worker registers the result. */
 export function createActivities(deps: AppDeps, options: WebhookActivityOptions = {}) {
@@ -31,5 +32,6 @@ export function createActivities(deps: AppDeps, options: WebhookActivityOptions 
     ...createAiAgentActivities(deps),
     ...createAiCallActivities(deps),
     ...createBillingActivities(deps),
+    ...createAuthActivities(deps),
   };
 }

@@ -13,6 +13,8 @@ import { recordingRetentionSweepSignal, recordingRetentionWorkflow, recordingRet
 import { billingEnforcementPassSignal, billingEnforcementWorkflow, billingEnforcementWorkflowId } from '../workflows/billing-enforcement.workflow';
 import { webhookDispatcherWorkflow, webhookDispatcherWorkflowId, webhookWakeSignal } from '../workflows/webhook-dispatcher.workflow';
 
+import { rateLimitPruneNowSignal, rateLimitPruneWorkflow } from '../workflows/rate-limit-prune.workflow';
+import { rateLimitPruneWorkflowId } from '../src/contracts/rate-limit-prune';
 export const WORKFLOWS_PATH = path.resolve(__dirname, '../workflows/index.ts');
 
 export interface WorkerSetup {
@@ -127,6 +129,14 @@ export async function createWorker(deps: AppDeps, setup: WorkerSetup): Promise<W
     );
   }
   const stopRelay = deps.esl && deps.temporal ? startSwitchRelays(deps, deps.esl, deps.temporal, setup.taskQueue) : () => Promise.resolve();
+    await start('rate-limit prune', 'expired rate_limits windows pile up until a worker starts it', () =>
+      client.workflow.signalWithStart(rateLimitPruneWorkflow, {
+        workflowId: rateLimitPruneWorkflowId(queue),
+        taskQueue: queue,
+        signal: rateLimitPruneNowSignal,
+        args: [{ intervalMs: deps.config.RATE_LIMIT_PRUNE_INTERVAL_MS }],
+      }),
+    );
   const shutdown = () => {
     stopping.abort();
     if (worker.getState() === 'RUNNING') worker.shutdown();

@@ -17,3 +17,5 @@ export { recordingExportWorkflow } from './recording-export.workflow';
 export { aiAgentLifecycleWorkflow } from './ai-agent.workflow';
 export { aiCallWorkflow } from './ai-call.workflow';
 export { billingEnforcementWorkflow } from './billing-enforcement.workflow';
+export { passwordResetWorkflow } from './password-reset.workflow';
+export { rateLimitPruneWorkflow } from './rate-limit-prune.workflow';

@@ -1,6 +1,6 @@
-import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { AppDeps } from '../deps';
+import { clientAddressOf } from './client-address';
 import type { AppEnv, Principal } from './context';
 import { forbidden, rateLimited, unauthorized } from './errors';
 import { classifyBearer, safeEqual, sha256Hex } from './tokens';
@@ -91,29 +91,27 @@ export const requireUserSession: MiddlewareHandler<AppEnv> = async (c, next) => 
   await next();
 };
 
-export function clientAddress(c: Context): string {
-  try {
-    return getConnInfo(c).remote.address ?? 'unknown';
-  } catch {
-    return 'unknown';
-  }
+/** The request's client address under the deployment's TRUSTED_PROXIES (the key of per-address budgets). */
+export function clientAddress(c: Context, deps: AppDeps): string {
+  return clientAddressOf(c, deps.config.trustedProxies);
 }
 
 /**
- * Operator bearer for /v1/admin/*. Fails closed when ADMIN_API_TOKEN is unset. Failed attempts are
- * counted per calling address, and the count is checked before the token is compared, so a
- * guessing client is refused without learning anything; a correct token is not counted.
+ * Operator bearer for /v1/admin/*. Fails closed when ADMIN_API_TOKEN is unset. Every attempt is
+ * counted per client address before the token is compared, in one atomic step in PostgreSQL, so
+ * parallel guesses cannot all pass a check made before any of them was counted; a correct token gets
+ * its point back, so only failures use up the budget. The address comes from TRUSTED_PROXIES: behind a
+ * proxy a guesser is counted under its own address, never under the proxy's (which would lock out
+ * the operator).
  */
 export function adminAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const origin = clientAddress(c);
-    if (await deps.rateLimits.exhausted('adminAuthFailures', origin)) throw rateLimited();
+    const origin = clientAddress(c, deps);
+    if (!(await deps.rateLimits.consume('adminAuthFailures', origin))) throw rateLimited();
     const expected = deps.config.ADMIN_API_TOKEN;
     const presented = bearerToken(c);
-    if (!expected || !presented || !safeEqual(presented, expected)) {
-      await deps.rateLimits.penalize('adminAuthFailures', origin);
-      throw unauthorized('operator credential required');
-    }
+    if (!expected || !presented || !safeEqual(presented, expected)) throw unauthorized('operator credential required');
+    await deps.rateLimits.refund('adminAuthFailures', origin);
     c.set('logger', c.get('logger').child({ principal: 'operator' }));
     await next();
   };

@@ -1,7 +1,9 @@
 import nodemailer, { type Transporter } from 'nodemailer';
+import { authMetrics } from './auth-metrics';
 import type { CryptoBox } from './crypto-box';
+import type { Database } from './db';
 import type { Logger } from './logger';
-import type { Tx } from './tenancy';
+import { withTenant, type Tx } from './tenancy';
 
 export interface Mail {
   to: string;
@@ -11,32 +13,69 @@ export interface Mail {
 }
 
 export interface Mailer {
+  /** True when SMTP_URL is set: queued mail is delivered; otherwise it stays in mail_outbox. */
+  readonly smtp: boolean;
   /**
-   * Sends through SMTP when configured; otherwise queues the mail (encrypted) in mail_outbox inside
-   * the caller's transaction and logs that it did, without the body.
+   * Queues the mail (body encrypted) in mail_outbox inside the caller's transaction and returns its
+   * id. Nothing leaves the process here: delivery happens after commit (deliverQueuedMail), so a
+   * rolled-back transaction never sent anything and a slow SMTP server never holds a transaction open.
    */
-  send(tx: Tx, tenantId: string, mail: Mail): Promise<void>;
+  enqueue(tx: Tx, tenantId: string, mail: Mail): Promise<string>;
+  /** Hands one message to SMTP; throws when SMTP is not configured or refuses it. */
+  transmit(message: { to: string; subject: string; text: string }): Promise<void>;
 }
 
 export function createMailer(opts: { smtpUrl?: string; from: string; box: CryptoBox; logger: Logger }): Mailer {
   const transport: Transporter | null = opts.smtpUrl ? nodemailer.createTransport(opts.smtpUrl) : null;
   return {
-    async send(tx, tenantId, mail) {
-      if (transport) {
-        await transport.sendMail({ from: opts.from, to: mail.to, subject: mail.subject, text: mail.text });
-        opts.logger.info({ kind: mail.kind, tenant_id: tenantId }, 'mail sent through SMTP');
-        return;
-      }
-      await tx.mailOutbox.create({
-        data: {
-          tenantId,
-          toAddress: mail.to,
-          subject: mail.subject,
-          bodyCiphertext: opts.box.encrypt(mail.text),
-          kind: mail.kind,
-        },
+    smtp: transport !== null,
+    async enqueue(tx, tenantId, mail) {
+      const row = await tx.mailOutbox.create({
+        data: { tenantId, toAddress: mail.to, subject: mail.subject, bodyCiphertext: opts.box.encrypt(mail.text), kind: mail.kind },
+        select: { id: true },
       });
-      opts.logger.info({ kind: mail.kind, tenant_id: tenantId }, 'SMTP_URL is not set: mail queued in mail_outbox');
+      return row.id;
+    },
+    async transmit(message) {
+      if (!transport) throw new Error('SMTP_URL is not set');
+      await transport.sendMail({ from: opts.from, to: message.to, subject: message.subject, text: message.text });
     },
   };
+}
+
+export type MailDelivery = 'sent' | 'already_sent' | 'kept' | 'gone';
+
+/**
+ * Delivers one queued mail, after the transaction that queued it committed. Sent at least once: a
+ * crash between SMTP's acceptance and the sent_at write sends it again on retry. Without SMTP the
+ * mail stays in mail_outbox and the operator is told (a warning and mail_outbox_deliveries_total
+ * {outcome="kept"}), never with the address or the body.
+ */
+export async function deliverQueuedMail(
+  deps: { db: Database; box: CryptoBox; mailer: Mailer; logger: Logger },
+  tenantId: string,
+  outboxId: string,
+): Promise<MailDelivery> {
+  const row = await withTenant(deps.db, tenantId, (tx) => tx.mailOutbox.findUnique({ where: { id: outboxId } }));
+  if (!row) return 'gone';
+  if (row.sentAt) return 'already_sent';
+  const log = deps.logger.child({ tenant_id: tenantId, mail_id: outboxId, kind: row.kind });
+  if (!deps.mailer.smtp) {
+    authMetrics.mail(row.kind, 'kept');
+    log.warn('SMTP_URL is not set: mail kept undelivered in mail_outbox');
+    return 'kept';
+  }
+  try {
+    await deps.mailer.transmit({ to: row.toAddress, subject: row.subject, text: deps.box.decrypt(row.bodyCiphertext) });
+  } catch (err) {
+    authMetrics.mail(row.kind, 'failed');
+    // Codes only: an SMTP error message may quote the recipient.
+    const { code, responseCode } = err as { code?: string; responseCode?: number };
+    log.warn({ code, response_code: responseCode }, 'SMTP refused a queued mail; retrying');
+    throw err;
+  }
+  await withTenant(deps.db, tenantId, (tx) => tx.mailOutbox.updateMany({ where: { id: outboxId, sentAt: null }, data: { sentAt: new Date() } }));
+  authMetrics.mail(row.kind, 'sent');
+  log.info('mail sent through SMTP');
+  return 'sent';
 }

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
+import { AUTH_METRICS } from './auth-metrics';
 
 export interface HttpMetrics {
   observe(method: string, route: string, status: number, seconds: number): void;
@@ -166,6 +167,7 @@ const PROCESS_METRICS: Metric[] = [
   workerState,
   activityTasks,
   activityDuration,
+  ...AUTH_METRICS,
 ];
 
 export const dialerMetrics = {

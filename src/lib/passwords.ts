@@ -1,5 +1,6 @@
 import { pbkdf2, randomBytes, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
+import { authMetrics } from './auth-metrics';
 
 const pbkdf2Async = promisify(pbkdf2);
 const KEY_LENGTH = 64;
@@ -21,6 +22,7 @@ export function passwordPolicyError(password: string): string | null {
 /** PBKDF2-SHA512; the iteration count travels with the hash so it can be raised later. */
 export async function hashPassword(password: string, iterations: number): Promise<string> {
   const salt = randomBytes(SALT_BYTES);
+  authMetrics.hashed('hash');
   const key = await pbkdf2Async(password, salt, iterations, KEY_LENGTH, 'sha512');
   return `pbkdf2_sha512$${iterations}$${salt.toString('base64')}$${key.toString('base64')}`;
 }
@@ -32,6 +34,7 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const expected = Buffer.from(keyB64, 'base64');
   // A malformed or tampered hash is a failed verification, never an exception or a CPU sink.
   if (!Number.isSafeInteger(iterations) || iterations < 1 || iterations > MAX_ITERATIONS || expected.length === 0) return false;
+  authMetrics.hashed('verify');
   const key = await pbkdf2Async(password, Buffer.from(saltB64, 'base64'), iterations, expected.length, 'sha512');
   return timingSafeEqual(key, expected);
 }

@@ -12,10 +12,23 @@ export interface FixedWindow {
  * OpenAPI description of each route that uses them.
  */
 export const RATE_BUDGETS = {
-  /** Failed operator authentications per calling origin. */
+  /** Operator authentications per client address, counted before the compare; a correct token is refunded. */
   adminAuthFailures: { points: 10, durationSeconds: 60 },
   /** Login attempts per email. */
   login: { points: 10, durationSeconds: 900 },
+  /**
+   * Failed password attempts per client address (dashboard login, agent login, password change),
+   * spent before the hash and given back when the password proves right. Small enough that one
+   * address never holds more than half a second of the global hashing budget.
+   */
+  passwordAttemptsPerAddress: { points: 10, durationSeconds: 60 },
+  /**
+   * PBKDF2 verifications per second across every process and client; the deployment's
+   * LOGIN_HASHES_PER_SECOND sets the points (consume's `points`).
+   */
+  passwordHashesGlobal: { points: 20, durationSeconds: 1 },
+  /** Current-password checks per user (POST /v1/me/password). */
+  passwordChange: { points: 10, durationSeconds: 900 },
   /** Password-reset requests per email (over budget: same 202, no mail). */
   passwordReset: { points: 3, durationSeconds: 3600 },
   /** Dispositions per tenant (POST /v1/call_attempts/{id}/disposition). */
@@ -105,14 +118,32 @@ export class RateLimits {
     }
   }
 
-  /** True when the budget is used up, without spending (checked before the expensive step). */
-  async exhausted(name: BudgetName, key: string): Promise<boolean> {
-    const res = await this.limiter(name).get(sha256Hex(key));
-    return res !== null && res.consumedPoints >= this.budgets[name].points;
+  /**
+   * Gives one point back (an attempt spent up front that turned out to be legitimate, such as a
+   * right password). Never below zero: a window that has meanwhile expired is left alone.
+   */
+  async refund(name: BudgetName, key: string): Promise<void> {
+    await this.pool.query('UPDATE rate_limits SET points = points - 1 WHERE key = $1 AND points > 0 AND expire > $2', [
+      this.limiter(name).getKey(sha256Hex(key)),
+      Date.now(),
+    ]);
   }
+}
 
-  /** Records one failure without refusing (the refusal is decided by exhausted()). */
-  async penalize(name: BudgetName, key: string): Promise<void> {
-    await this.limiter(name).penalty(sha256Hex(key), 1);
-  }
+/** Rows per prune statement; a full batch is followed by another. */
+export const PRUNE_BATCH = 5000;
+
+/**
+ * Deletes up to `limit` windows that expired before `now` (ms since the epoch, as the limiter
+ * stores it). The expiry is checked again on the row the delete locks: a window a concurrent
+ * attempt has just restarted is no longer expired and stays.
+ */
+export async function pruneExpiredRateLimits(pool: Pool, now: number, limit = PRUNE_BATCH): Promise<number> {
+  const { rowCount } = await pool.query(
+    `DELETE FROM rate_limits
+      WHERE key IN (SELECT key FROM rate_limits WHERE expire < $1 ORDER BY expire LIMIT $2 FOR UPDATE SKIP LOCKED)
+        AND expire < $1`,
+    [now, limit],
+  );
+  return rowCount ?? 0;
 }

@@ -1,8 +1,9 @@
 import { createRoute } from '@hono/zod-openapi';
 import type { AppDeps } from '../../deps';
-import { bearerToken, requireUserSession } from '../../lib/auth';
+import { bearerToken, clientAddress, requireUserSession } from '../../lib/auth';
 import { unauthorized } from '../../lib/errors';
 import { createRouter, errorResponses, jsonBody, jsonContent } from '../../lib/openapi';
+import { RATE_BUDGETS } from '../../lib/rate-limit';
 import { UserEnvelope } from '../users/user.schemas';
 import {
   ChangePasswordBody,
@@ -15,6 +16,9 @@ import {
 import { changeOwnPassword, confirmPasswordReset, login, logout, PASSWORD_RESET_ACCEPTED, requestPasswordReset } from './auth.service';
 
 const tags = ['Auth'];
+const PER_ADDRESS = RATE_BUDGETS.passwordAttemptsPerAddress;
+const LOGIN = RATE_BUDGETS.login;
+const CHANGE = RATE_BUDGETS.passwordChange;
 
 /** Unauthenticated /v1/auth routes (logout reads the session bearer itself). */
 export function authRoutes(deps: AppDeps) {
@@ -27,7 +31,7 @@ export function authRoutes(deps: AppDeps) {
       tags,
       summary: 'Dashboard login: returns a ddu_ session bearer (24 h fixed expiry)',
       description:
-        'Unknown email, wrong password and disabled user are one identical 401 at equal hashing cost. Correct credentials of a suspended tenant are 403. At most 10 attempts per email per 15-minute fixed window (429 rate_limited), counted across all API processes.',
+        `Unknown email, wrong password and disabled user are one identical 401 at equal hashing cost. Correct credentials of a suspended tenant are 403. Three budgets are spent before any password hash, counted across all API processes, and the first one used up is 429 rate_limited (no Retry-After) with no hash: ${PER_ADDRESS.points} failed attempts per client address per ${PER_ADDRESS.durationSeconds} s fixed window (shared with agent login and password change; a right password gives its attempt back; the address honours X-Forwarded-For only from TRUSTED_PROXIES), ${LOGIN.points} attempts per email per ${LOGIN.durationSeconds / 60}-minute window, and the deployment's LOGIN_HASHES_PER_SECOND.`,
       request: { body: jsonBody(LoginBody) },
       responses: {
         200: jsonContent(LoginResponse, 'Logged in'),
@@ -36,7 +40,7 @@ export function authRoutes(deps: AppDeps) {
     }),
     async (c) => {
       const { email, password } = c.req.valid('json');
-      return c.json(await login(deps, email, password), 200);
+      return c.json(await login(deps, email, password, clientAddress(c, deps)), 200);
     },
   );
 
@@ -65,7 +69,7 @@ export function authRoutes(deps: AppDeps) {
       tags,
       summary: 'Request a password-reset link',
       description:
-        'Always 202 with a byte-identical body, whether or not the address has an account, and also when rate limited (3 requests per email per hour; over budget no mail is sent). The link is valid for one hour, is one-shot and is superseded by a newer request. Mail goes through SMTP when SMTP_URL is set, else it is queued encrypted in the mail outbox.',
+        'Always 202 with a byte-identical body at once, whether or not the address has an account, and also when rate limited (3 requests per email per hour; over budget no mail is sent). Looking the address up, issuing the link, auditing and mailing happen afterwards in a durable workflow, so neither the answer nor its timing depends on the account. The link is valid for one hour, is one-shot and is superseded by a newer request. The mail is queued encrypted in the mail outbox with the link, then delivered through SMTP after commit when SMTP_URL is set; without SMTP it stays in the outbox (operator warning and metric).',
       request: { body: jsonBody(PasswordResetBody) },
       responses: { 202: jsonContent(PasswordResetAccepted, 'Accepted'), ...errorResponses(400, 413, 415) },
     }),
@@ -107,15 +111,15 @@ export function mePasswordRoutes(deps: AppDeps) {
       middleware: [requireUserSession],
       summary: 'Change the calling user’s password',
       description:
-        'Needs a ddu_ session (other credentials are 403). `current_password` must be right (401 otherwise); the new one must meet the policy (422). Every other live session of the user is revoked; the calling session stays.',
+        `Needs a ddu_ session (other credentials are 403). \`current_password\` must be right (401 otherwise); the new one must meet the policy (422). Every other live session of the user is revoked; the calling session stays. Before the current password is hashed the attempt spends the same client-address and deployment budgets as login and ${CHANGE.points} attempts per user per ${CHANGE.durationSeconds / 60}-minute window; the first used up is 429 rate_limited (no Retry-After).`,
       request: { body: jsonBody(ChangePasswordBody) },
-      responses: { 200: jsonContent(UserEnvelope, 'Password changed'), ...errorResponses(400, 401, 403, 413, 415, 422) },
+      responses: { 200: jsonContent(UserEnvelope, 'Password changed'), ...errorResponses(400, 401, 403, 413, 415, 422, 429) },
     }),
     async (c) => {
       const principal = c.get('principal');
       if (principal.kind !== 'user') throw unauthorized();
       const body = c.req.valid('json');
-      return c.json({ user: await changeOwnPassword(deps, principal, body.current_password, body.new_password) }, 200);
+      return c.json({ user: await changeOwnPassword(deps, principal, body.current_password, body.new_password, clientAddress(c, deps)) }, 200);
     },
   );
   return app;

@@ -1,12 +1,20 @@
 import type { UserSession } from '../../../prisma/generated/client';
 import type { AppDeps } from '../../deps';
 import { appendAudit } from '../../lib/audit';
-import { forbidden, rateLimited, unauthorized, unprocessable } from '../../lib/errors';
+import {
+  PASSWORD_RESET_REQUESTED_SIGNAL,
+  PASSWORD_RESET_WORKFLOW_TYPE,
+  passwordResetWorkflowId,
+  type PasswordResetWorkflow,
+  type QueuedMail,
+} from '../../contracts/password-reset';
+import { forbidden, unauthorized, unprocessable } from '../../lib/errors';
 import { hashPassword, passwordPolicyError, verifyPassword } from '../../lib/passwords';
 import { withTenant } from '../../lib/tenancy';
 import { classifyBearer, mintToken, sha256Hex } from '../../lib/tokens';
 import { tenantView } from '../tenants/tenant.views';
 import { userView } from '../users/user.views';
+import { spendPasswordAttempt } from './password-attempts';
 
 /** Fixed at login, never renewed: the spec's 24 h engine ceiling. */
 export const SESSION_TTL_MS = 24 * 60 * 60 * 1000;
@@ -48,14 +56,16 @@ async function findUserByEmail(deps: AppDeps, email: string): Promise<UserByEmai
 
 /**
  * Unknown email, wrong password and disabled user are one identical 401 after the same PBKDF2
- * work; a suspended tenant is 403 only once the credentials are proven.
+ * work; a suspended tenant is 403 only once the credentials are proven. Before any of that the
+ * attempt spends the client address's, the email's and the deployment's budgets (429 with no hash).
  */
-export async function login(deps: AppDeps, email: string, password: string) {
+export async function login(deps: AppDeps, email: string, password: string, clientAddress: string) {
   const normalized = email.trim().toLowerCase();
-  if (!(await deps.rateLimits.consume('login', normalized))) throw rateLimited();
+  const attempt = await spendPasswordAttempt(deps, clientAddress, { budget: 'login', key: normalized });
   const account = await findUserByEmail(deps, normalized);
   const passwordOk = await verifyPassword(password, account?.password_hash ?? deps.decoyPasswordHash);
   if (!account || !passwordOk || account.user_status !== 'active') throw unauthorized(INVALID_LOGIN);
+  await attempt.succeeded();
   if (account.tenant_status !== 'active') throw forbidden('tenant is suspended');
 
   const token = mintToken('ddu_');
@@ -121,53 +131,76 @@ export async function logout(deps: AppDeps, token: string): Promise<void> {
 }
 
 /**
- * Always ends in the same 202 body. Mails only an active user of an active tenant, within the
- * per-email budget; a new link supersedes every earlier live one.
+ * The whole of the request's own work, identical for every address: the per-email budget, then
+ * a signal to the address's password-reset workflow (started if none runs). Whether the address
+ * has an account is first looked at by that workflow, after the 202 is sent, so neither the body
+ * nor the time of the answer depends on it. Over budget nothing is started and no mail is sent.
  */
 export async function requestPasswordReset(deps: AppDeps, email: string): Promise<void> {
   const normalized = email.trim().toLowerCase();
   if (!normalized || normalized.length > 254) return;
   if (!(await deps.rateLimits.consume('passwordReset', normalized))) return;
-  const account = await findUserByEmail(deps, normalized);
-  if (!account || account.user_status !== 'active' || account.tenant_status !== 'active') return;
-  const token = mintToken('ddr_');
-  const link = `${deps.config.publicBaseUrl}/reset-password?token=${encodeURIComponent(token)}`;
+  if (!deps.temporal) {
+    deps.logger.error('password reset requested but Temporal is not configured (TEMPORAL_ADDRESS): no link is issued');
+    return;
+  }
   try {
-    await withTenant(deps.db, account.tenant_id, async (tx) => {
-      // One issuer per user at a time: concurrent requests would otherwise each find nothing to
-      // supersede and leave several live links.
-      await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`password_reset:${account.user_id}`}, 0))`;
-      const now = new Date();
-      await tx.passwordResetToken.updateMany({
-        where: { userId: account.user_id, usedAt: null, supersededAt: null },
-        data: { supersededAt: now },
-      });
-      const reset = await tx.passwordResetToken.create({
-        data: {
-          tenantId: account.tenant_id,
-          userId: account.user_id,
-          tokenHash: sha256Hex(token),
-          expiresAt: new Date(now.getTime() + RESET_TOKEN_TTL_MS),
-        },
-      });
-      await appendAudit(tx, account.tenant_id, {
-        actorType: 'user',
-        actorId: account.user_id,
-        action: 'password_reset.requested',
-        subjectType: 'password_reset',
-        subjectId: reset.id,
-      });
-      await deps.mailer.send(tx, account.tenant_id, {
-        to: normalized,
-        subject: 'Reset your password',
-        kind: 'password_reset',
-        text: `A password reset was requested for your account.\n\nOpen this link within one hour to choose a new password:\n${link}\n\nIf you did not ask for this, ignore this message.`,
-      });
+    await deps.temporal.workflow.signalWithStart<PasswordResetWorkflow, []>(PASSWORD_RESET_WORKFLOW_TYPE, {
+      workflowId: passwordResetWorkflowId(sha256Hex(normalized)),
+      taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
+      args: [{ emailCiphertext: deps.box.encrypt(normalized) }],
+      signal: PASSWORD_RESET_REQUESTED_SIGNAL,
+      signalArgs: [],
     });
   } catch (err) {
     // The caller's answer never depends on delivery; the failure is only logged.
-    deps.logger.error({ err: (err as Error).message }, 'password reset could not be issued');
+    deps.logger.error({ err: (err as Error).message }, 'password reset could not be started');
   }
+}
+
+/**
+ * The password-reset workflow's first step (activity issuePasswordReset). Mails only an active
+ * user of an active tenant; a new link supersedes every earlier live one. Token, audit entry and
+ * the queued mail commit together; the mail leaves afterwards (deliverQueuedMail).
+ */
+export async function issuePasswordReset(deps: AppDeps, emailCiphertext: string): Promise<QueuedMail | null> {
+  const normalized = deps.box.decrypt(emailCiphertext);
+  const account = await findUserByEmail(deps, normalized);
+  if (!account || account.user_status !== 'active' || account.tenant_status !== 'active') return null;
+  const token = mintToken('ddr_');
+  const link = `${deps.config.publicBaseUrl}/reset-password?token=${encodeURIComponent(token)}`;
+  const outboxId = await withTenant(deps.db, account.tenant_id, async (tx) => {
+    // One issuer per user at a time: concurrent requests would otherwise each find nothing to
+    // supersede and leave several live links.
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`password_reset:${account.user_id}`}, 0))`;
+    const now = new Date();
+    await tx.passwordResetToken.updateMany({
+      where: { userId: account.user_id, usedAt: null, supersededAt: null },
+      data: { supersededAt: now },
+    });
+    const reset = await tx.passwordResetToken.create({
+      data: {
+        tenantId: account.tenant_id,
+        userId: account.user_id,
+        tokenHash: sha256Hex(token),
+        expiresAt: new Date(now.getTime() + RESET_TOKEN_TTL_MS),
+      },
+    });
+    await appendAudit(tx, account.tenant_id, {
+      actorType: 'user',
+      actorId: account.user_id,
+      action: 'password_reset.requested',
+      subjectType: 'password_reset',
+      subjectId: reset.id,
+    });
+    return deps.mailer.enqueue(tx, account.tenant_id, {
+      to: normalized,
+      subject: 'Reset your password',
+      kind: 'password_reset',
+      text: `A password reset was requested for your account.\n\nOpen this link within one hour to choose a new password:\n${link}\n\nIf you did not ask for this, ignore this message.`,
+    });
+  });
+  return { tenantId: account.tenant_id, outboxId };
 }
 
 interface ResetTokenRow {
@@ -223,11 +256,14 @@ export async function changeOwnPassword(
   principal: { tenantId: string; userId: string; sessionId: string },
   currentPassword: string,
   newPassword: string,
+  clientAddress: string,
 ) {
   const policy = passwordPolicyError(newPassword);
   if (policy) throw unprocessable(policy);
+  const attempt = await spendPasswordAttempt(deps, clientAddress, { budget: 'passwordChange', key: principal.userId });
   const user = await withTenant(deps.db, principal.tenantId, (tx) => tx.user.findUniqueOrThrow({ where: { id: principal.userId } }));
   if (!(await verifyPassword(currentPassword, user.passwordHash))) throw unauthorized('current password is not correct');
+  await attempt.succeeded();
   const passwordHash = await hashPassword(newPassword, deps.config.PASSWORD_PBKDF2_ITERATIONS);
   return withTenant(deps.db, principal.tenantId, async (tx) => {
     const now = new Date();

@@ -1,6 +1,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppDeps } from '../../deps';
+import { clientAddress } from '../../lib/auth';
 import type { AppEnv } from '../../lib/context';
 import { RATE_BUDGETS } from '../../lib/rate-limit';
 import { createRouter, errorResponses, jsonBody, jsonContent } from '../../lib/openapi';
@@ -9,6 +10,7 @@ import { agentLogin, widgetConfig } from './widget-auth.service';
 
 const tags = ['Auth'];
 const budget = RATE_BUDGETS.agentLogin;
+const perAddress = RATE_BUDGETS.passwordAttemptsPerAddress;
 
 /**
  * The answer depends on the Origin header and may carry a bearer: no shared cache may keep it or
@@ -54,11 +56,13 @@ A missing, malformed, unknown or disabled Origin is one identical 404 \`not_foun
 by \`POST /v1/agents/{id}/credential\`. 200 \`{token, widget_token, agent}\`: \`token\` is the plaintext \`ddw_\` bearer, shown once;
 \`widget_token.allowed_origin_id\` is the matched origin; the token lives WIDGET_TOKEN_TTL_SECONDS, renewable up to the
 WIDGET_SESSION_CAP_SECONDS session cap. A login supersedes the agent's previous vigent widget tokens (revoked, reason
-superseded_by_login); the agent's SIP endpoint is left alone since it keeps a vigent token. Missing or unknown Origin, unknown
-email, wrong password, an agent without widget login and an inactive agent are one identical 401 \`unauthorized\` at equal hashing
-cost. Correct credentials of a suspended tenant are 403 \`forbidden\`. At most ${budget.points} attempts per {tenant, email} per
-${budget.durationSeconds / 60}-minute fixed window, counted across all API processes and spent before the password is checked
-(429 \`rate_limited\`); when the Origin names no tenant the window is counted per Origin value. 400 \`bad_request\` for malformed
+superseded_by_login); the agent's SIP endpoint is left alone since it keeps a vigent token. Unknown email, wrong password, an
+agent without widget login and an inactive agent are one identical 401 \`unauthorized\` at equal hashing cost. A missing, unknown
+or disabled Origin is the same 401 body, answered without hashing (origins are public configuration, not a secret). Correct
+credentials of a suspended tenant are 403 \`forbidden\`. Before the password is hashed the attempt spends, across all API
+processes, ${perAddress.points} failed attempts per client address per ${perAddress.durationSeconds} s (shared with dashboard login; a right password
+gives its attempt back), ${budget.points} attempts per {tenant, email} per ${budget.durationSeconds / 60}-minute fixed window and the deployment's
+LOGIN_HASHES_PER_SECOND; the first used up is 429 \`rate_limited\` with no hash. 400 \`bad_request\` for malformed
 JSON, a missing or non-string email or password, or an unknown key. Audited as agent.widget_login (actor: the agent).
 Every answer carries \`Vary: Origin\` and \`Cache-Control: no-store\`.`,
       request: { headers: OriginHeader, body: jsonBody(AgentLoginBody) },
@@ -66,7 +70,7 @@ Every answer carries \`Vary: Origin\` and \`Cache-Control: no-store\`.`,
     }),
     async (c) => {
       const { email, password } = c.req.valid('json');
-      return c.json(await agentLogin(deps, c.req.valid('header').origin, email, password), 200);
+      return c.json(await agentLogin(deps, c.req.valid('header').origin, email, password, clientAddress(c, deps)), 200);
     },
   );
 

@@ -1,9 +1,10 @@
 import type { AppDeps } from '../../deps';
 import { appendAudit } from '../../lib/audit';
-import { forbidden, notFound, rateLimited, unauthorized } from '../../lib/errors';
+import { forbidden, notFound, unauthorized } from '../../lib/errors';
 import { verifyPassword } from '../../lib/passwords';
 import { withTenant } from '../../lib/tenancy';
 import { agentView } from '../agents/agent.views';
+import { spendPasswordAttempt } from '../auth/password-attempts';
 import { insertWidgetToken, revokeLiveTokensOf } from '../widgets/widget-token.repository';
 import { widgetTokenTtl } from '../widgets/widget-token.service';
 import { widgetTokenView } from '../widgets/widget-token.views';
@@ -56,21 +57,25 @@ export async function widgetConfig(deps: AppDeps, originHeader: string | undefin
 
 /**
  * Email and password login of a widget agent; the tenant is the owner of the enabled origin the
- * request comes from. Missing or unknown Origin, unknown email, wrong password, login not enabled
- * and inactive agent are one identical 401 after the same PBKDF2 work; a suspended tenant is 403
- * only once the credentials are proven. The budget is spent before the password is tried.
+ * request comes from. A missing, malformed, unknown or disabled Origin is the same 401 as a bad
+ * credential, answered at once without hashing: the equal-cost rule hides which accounts exist, and
+ * an origin is no secret (it is public configuration, served by GET /v1/auth/widget-config and seen
+ * in every page that embeds the widget), so its fast answer tells nothing an attacker could not read
+ * anyway, while hashing for it would let anyone buy PBKDF2 work with made-up origins. With a known
+ * origin, unknown email, wrong password, login not enabled and inactive agent are one identical 401
+ * after the same PBKDF2 work, and the budgets (client address, {tenant, email}, deployment) are spent
+ * before it; a suspended tenant is 403 only once the credentials are proven.
  */
-export async function agentLogin(deps: AppDeps, originHeader: string | undefined, email: string, password: string) {
+export async function agentLogin(deps: AppDeps, originHeader: string | undefined, email: string, password: string, clientAddress: string) {
   const normalized = email.trim().toLowerCase();
   const resolved = await resolveOrigin(deps, originHeader);
-  // Without a tenant there is no {tenant, email} pair: the origin string is the key, so guessing
-  // through an unknown origin is throttled all the same.
-  const budgetKey = resolved ? `${resolved.tenant.tenant_id}:${normalized}` : `origin:${originHeader ?? ''}`;
-  if (!(await deps.rateLimits.consume('agentLogin', budgetKey))) throw rateLimited();
-  const agent = resolved ? await withTenant(deps.db, resolved.tenant.tenant_id, (tx) => agentByEmail(tx, normalized)) : null;
+  if (!resolved) throw unauthorized(INVALID_LOGIN);
+  const attempt = await spendPasswordAttempt(deps, clientAddress, { budget: 'agentLogin', key: `${resolved.tenant.tenant_id}:${normalized}` });
+  const agent = await withTenant(deps.db, resolved.tenant.tenant_id, (tx) => agentByEmail(tx, normalized));
   const hash = agent?.loginPasswordHash ?? null;
   const passwordOk = await verifyPassword(password, hash ?? deps.decoyPasswordHash);
-  if (!resolved || !agent || hash === null || !passwordOk || agent.status !== 'active') throw unauthorized(INVALID_LOGIN);
+  if (!agent || hash === null || !passwordOk || agent.status !== 'active') throw unauthorized(INVALID_LOGIN);
+  await attempt.succeeded();
   if (resolved.tenant.tenant_status !== 'active') throw forbidden('tenant is suspended');
 
   const tenantId = resolved.tenant.tenant_id;
