@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { EslCommandError } from './errors';
+import { EslCommandError, EslTimeoutError } from './errors';
+import type { EslEvent } from './events';
 import type { EslManager } from './manager';
 
 /**
@@ -181,6 +182,14 @@ export interface SwitchCommands {
   transfer(uuid: string, destination: string): Promise<void>;
   /** Plays a prompt to the leg (uuid_broadcast); CHANNEL_EXECUTE_COMPLETE tells when it ended. */
   playback(uuid: string, path: string, leg?: 'aleg' | 'bleg' | 'both'): Promise<void>;
+  /**
+   * Says text to the leg (buildSpeak) once the switch confirmed the engine's module is loaded (an
+   * unloaded engine would say nothing and report nothing: FreeSWITCH only logs it), which rejects
+   * EslCommandError. With `waitMs` it resolves when the speech ended (CHANNEL_EXECUTE_COMPLETE of
+   * this speak on the leg) and rejects EslCommandError when the leg hangs up first, EslTimeoutError
+   * after waitMs; without, CHANNEL_EXECUTE_COMPLETE tells when it ended.
+   */
+  speak(uuid: string, p: SpeakParams, opts?: { leg?: 'aleg' | 'bleg' | 'both'; waitMs?: number }): Promise<void>;
   /** A supervisor leg that eavesdrops on targetUuid in the given mode; resolves its uuid once answered. */
   eavesdrop(p: EavesdropParams): Promise<{ uuid: string }>;
   /** A supervisor leg bridged to consumerUuid in place of its current partner (the agent leg is released). */
@@ -205,6 +214,48 @@ export interface SwitchCommands {
   simulateDtmf(uuid: string, digits: string): Promise<void>;
   /** Simulator only: the far end says `text` (a CUSTOM dd::speech event). */
   simulateSpeech(uuid: string, text: string): Promise<void>;
+}
+
+/** What the switch's `speak` application says: the TTS engine (a loaded module, `mod_<engine>`), its voice and the text. */
+export interface SpeakParams {
+  engine: string;
+  voice: string;
+  text: string;
+}
+
+const TTS_NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
+/**
+ * Speech text travels single-quoted in one ESL line, then is split by `speak` on `|` and expanded
+ * for `${...}` variables: no control character (a newline would end the command), no quote or
+ * backslash (FreeSWITCH's argument quoting), no `|` and no `$`.
+ */
+const SPEECH_TEXT_RE = /^[^\x00-\x1f\x7f'"\\|$]{1,2000}$/u;
+export const MAX_SPEECH_TEXT = 2000;
+
+/**
+ * A text the product chose, made speakable by `speak`: whitespace (line breaks included) collapsed,
+ * straight quotes turned typographic (they read the same), the characters the switch would
+ * interpret (`\`, `|`, `$`) dropped. What this answers is what the switch says and what the call's
+ * timeline records.
+ */
+export function speakableText(text: string): string {
+  return text
+    .replace(/'/g, '\u2019')
+    .replace(/"/g, '\u201d')
+    .replace(/[\\|$]/g, ' ')
+    .replace(/[\x00-\x1f\x7f\s]+/gu, ' ')
+    .trim()
+    .slice(0, MAX_SPEECH_TEXT)
+    .trim();
+}
+
+/** `uuid_broadcast <uuid> 'speak::<engine>|<voice>|<text>' <leg>` (mod_dptools speak through the broadcast). */
+export function buildSpeak(uuid: string, p: SpeakParams, leg: 'aleg' | 'bleg' | 'both' = 'aleg'): string {
+  assertUuid(uuid);
+  check(TTS_NAME_RE.test(p.engine), 'TTS engine');
+  check(TTS_NAME_RE.test(p.voice), 'TTS voice');
+  check(SPEECH_TEXT_RE.test(p.text) && p.text.trim() !== '', 'speech text');
+  return `uuid_broadcast ${uuid} 'speak::${p.engine}|${p.voice}|${p.text}' ${leg}`;
 }
 
 export function createSwitchCommands(esl: EslManager, defaults: SwitchCommandsOptions = {}): SwitchCommands {
@@ -269,6 +320,36 @@ export function createSwitchCommands(esl: EslManager, defaults: SwitchCommandsOp
       assertUuid(uuid);
       check(PATH_RE.test(path), 'prompt path');
       await run(`uuid_broadcast ${uuid} ${path} ${leg}`);
+    },
+    async speak(uuid, p, opts = {}) {
+      const command = buildSpeak(uuid, p, opts.leg);
+      const loaded = (await esl.api(`module_exists mod_${p.engine}`)).trim();
+      if (loaded !== 'true') throw new EslCommandError(command, `-ERR TTS_ENGINE_NOT_LOADED mod_${p.engine}`);
+      if (opts.waitMs === undefined) {
+        await run(command);
+        return;
+      }
+      const data = `${p.engine}|${p.voice}|${p.text}`;
+      let settle: ((err: Error | null) => void) | null = null;
+      const ended = new Promise<void>((resolve, reject) => {
+        settle = (err) => (err ? reject(err) : resolve());
+      });
+      // Settled while the command is still in flight; awaited below.
+      ended.catch(() => undefined);
+      const onEvent = (ev: EslEvent) => {
+        if (ev.uuid !== uuid) return;
+        if (ev.name === 'CHANNEL_EXECUTE_COMPLETE' && ev.headers.Application === 'speak' && ev.headers['Application-Data'] === data) settle?.(null);
+        else if (ev.name === 'CHANNEL_HANGUP') settle?.(new EslCommandError(command, `-ERR ${ev.headers['Hangup-Cause'] || 'NORMAL_CLEARING'} the leg hung up while speaking`));
+      };
+      const timer = setTimeout(() => settle?.(new EslTimeoutError(command, opts.waitMs!)), opts.waitMs);
+      esl.on('event', onEvent);
+      try {
+        await run(command);
+        await ended;
+      } finally {
+        clearTimeout(timer);
+        esl.off('event', onEvent);
+      }
     },
     eavesdrop: async (p) =>
       originateAndWait({

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Clock, ClockTimer } from './clock';
 import { parseDialString, parseOriginate, splitArgs, type DialString, type OriginateRequest } from './dialstring';
 import { HANGUP_CAUSES, outcomeFor, type AmdVerdict, type Outcome } from './plan';
 import type { SwitchEvent } from './protocol';
+import { Registrar } from './registrar';
 import { wavBuffer } from './wav';
 
 /**
@@ -26,6 +27,8 @@ export interface SwitchCoreOptions {
   amdMs: number;
   /** Length of a played prompt (playback, uuid_broadcast) unless it is `silence_stream://<ms>`. */
   promptMs: number;
+  /** Speech takes this long per character of its text (speak). */
+  speechMsPerChar: number;
   /** Where relative uuid_record paths land. */
   recordingsDir: string;
   /** Cap of a written recording's audio. */
@@ -59,11 +62,20 @@ interface Channel {
   recordings: Map<string, { startedAt: number; limit?: ClockTimer }>;
   eavesdrop?: { target: string; whisperA: boolean; whisperB: boolean };
   amdResult?: AmdVerdict;
+  spoken: SpokenText[];
   /** Pending originate or bridge-app result: called once, on answer or on failure. */
   onResult?: (ok: boolean, detail: string) => void;
   afterAnswer?: () => void;
   /** B leg being dialled by this channel's bridge application. */
   dialing?: string;
+}
+
+/** One text the channel heard through `speak`, when it began. */
+export interface SpokenText {
+  engine: string;
+  voice: string;
+  text: string;
+  at: string;
 }
 
 export interface ChannelSnapshot {
@@ -83,6 +95,7 @@ export interface ChannelSnapshot {
   recordings: string[];
   eavesdrop: { target: string; mode: EavesdropMode; whisperTo: 'aleg' | 'bleg' | 'both' | null } | null;
   amdResult: AmdVerdict | null;
+  spoken: SpokenText[];
   variables: Record<string, string>;
 }
 
@@ -103,9 +116,31 @@ const STATE_NUMBERS: Record<string, number> = {
 };
 
 /** Applications an originate (`&app(arg)`) or a transfer may run. */
-export const ORIGINATE_APPS: ReadonlySet<string> = new Set(['park', 'echo', 'bridge', 'playback', 'sleep', 'eavesdrop', 'three_way', 'hangup']);
+export const ORIGINATE_APPS: ReadonlySet<string> = new Set(['park', 'echo', 'bridge', 'playback', 'speak', 'sleep', 'eavesdrop', 'three_way', 'hangup']);
 /** Applications `sendmsg <uuid>` with `call-command: execute` may run. */
-const SENDMSG_APPS: ReadonlySet<string> = new Set(['playback', 'sleep', 'set', 'export', 'answer', 'hangup', 'park', 'amd']);
+const SENDMSG_APPS: ReadonlySet<string> = new Set(['playback', 'speak', 'sleep', 'set', 'export', 'answer', 'hangup', 'park', 'amd']);
+/** The modules the simulator models (`module_exists`); the one TTS engine among them is flite. */
+const MODULES: ReadonlySet<string> = new Set(['mod_commands', 'mod_dptools', 'mod_sofia', 'mod_event_socket', 'mod_amd', 'mod_flite']);
+/** Channels whose spoken texts stay readable after their hangup (the oldest are forgotten first). */
+const SPOKEN_HISTORY = 10_000;
+
+/**
+ * FreeSWITCH's argument cleanup (switch_separate_string): single quotes group and are removed, a
+ * backslash escapes a quote, a backslash or the separator.
+ */
+function unquote(arg: string): string {
+  let out = '';
+  for (let i = 0; i < arg.length; i++) {
+    const c = arg[i]!;
+    if (c === '\\' && i + 1 < arg.length && `'"\\|`.includes(arg[i + 1]!)) {
+      out += arg[++i];
+      continue;
+    }
+    if (c === "'") continue;
+    out += c;
+  }
+  return out;
+}
 
 const CHANNEL_COLUMNS = [
   'uuid', 'direction', 'created', 'created_epoch', 'name', 'state', 'cid_name', 'cid_num', 'ip_addr', 'dest',
@@ -132,7 +167,9 @@ const USAGE = {
   getvar: '-USAGE: <uuid> <var>\n',
   setvar: '-USAGE: <uuid> <var> [value]\n',
   dump: '-USAGE: <uuid> [format]\n',
-  register: '-USAGE: <extension>[@<domain>]\n',
+  register: '-USAGE: <extension>[@<domain>] <username> <password> [<expires_sec>]\n',
+  unregister: '-USAGE: <extension>[@<domain>]\n',
+  answerDelay: '-USAGE: <extension> <ms>\n',
   dtmf: '-USAGE: <uuid> <digits> [<duration_ms>]\n',
   speech: '-USAGE: <uuid> <text>\n',
   hangup: '-USAGE: <uuid> [cause]\n',
@@ -147,7 +184,11 @@ export class SwitchCore {
   private readonly opts: SwitchCoreOptions;
   private readonly startedAt: number;
   private readonly channels = new Map<string, Channel>();
-  private readonly registrations = new Map<string, { extension: string; domain?: string }>();
+  private readonly spokenLog = new Map<string, SpokenText[]>();
+  /** Registrations, made only through the product's directory (registrar.ts). */
+  readonly registrar: Registrar;
+  /** Per-extension ring time of agent legs (a softphone slow to pick up); none: answered at once. */
+  private readonly answerDelays = new Map<string, number>();
   private seq = 0;
   private sessionCounter = 0;
   private peak = 0;
@@ -155,6 +196,12 @@ export class SwitchCore {
   constructor(opts: SwitchCoreOptions) {
     this.opts = opts;
     this.startedAt = opts.clock.now();
+    this.registrar = new Registrar({
+      clock: opts.clock,
+      hostname: opts.hostname,
+      profile: SOFIA_PROFILE,
+      fire: (subclass, headers) => this.opts.emit({ name: 'CUSTOM', subclass, headers: [...this.base('CUSTOM', subclass), ...headers] }),
+    });
   }
 
   // ---------------------------------------------------------------- commands
@@ -169,6 +216,9 @@ export class SwitchCore {
     switch (name) {
       case 'originate':
         this.originate(rest, done);
+        return;
+      case 'sim_register':
+        this.cmdRegister(argv, done);
         return;
       case '':
         done('-ERR no api command\n');
@@ -238,12 +288,14 @@ export class SwitchCore {
         return rest;
       case 'sofia':
         return this.cmdSofia(argv);
-      case 'sim_register':
-        return this.cmdRegister(argv, true);
+      case 'module_exists':
+        return MODULES.has(argv[0] ?? '') ? 'true' : 'false';
       case 'sim_unregister':
-        return this.cmdRegister(argv, false);
+        return this.cmdUnregister(argv);
       case 'sim_registrations':
-        return [...this.registrations.keys()].sort().join('\n') + '\n';
+        return this.registrar.list().join('\n') + '\n';
+      case 'sim_answer_delay':
+        return this.cmdAnswerDelay(argv);
       case 'sim_dtmf':
         return this.cmdDtmf(argv);
       case 'sim_speech':
@@ -302,8 +354,14 @@ export class SwitchCore {
       recordings: [...ch.recordings.keys()],
       eavesdrop,
       amdResult: ch.amdResult ?? null,
+      spoken: ch.spoken.map((t) => ({ ...t })),
       variables: Object.fromEntries(ch.vars),
     };
+  }
+
+  /** Every text spoken to a channel, also after its hangup. */
+  spokenTo(uuid: string): SpokenText[] {
+    return (this.spokenLog.get(uuid) ?? []).map((t) => ({ ...t }));
   }
 
   snapshots(): ChannelSnapshot[] {
@@ -314,6 +372,7 @@ export class SwitchCore {
   reset(): void {
     for (const ch of this.channels.values()) for (const t of ch.timers) this.opts.clock.clearTimeout(t);
     this.channels.clear();
+    this.registrar.reset();
   }
 
   // ---------------------------------------------------------------- events
@@ -441,10 +500,7 @@ export class SwitchCore {
   // ---------------------------------------------------------------- call model
 
   private isRegistered(extension: string, domain?: string): boolean {
-    if (this.registrations.has(extension)) return true;
-    if (domain !== undefined) return this.registrations.has(`${extension}@${domain}`);
-    for (const r of this.registrations.values()) if (r.extension === extension) return true;
-    return false;
+    return this.registrar.isRegistered(extension, domain);
   }
 
   private causeOr(value: string | undefined, fallback: string): string {
@@ -508,6 +564,7 @@ export class SwitchCore {
       muted: { read: false, write: false },
       timers: new Set(),
       recordings: new Map(),
+      spoken: [],
     };
     this.channels.set(uuid, ch);
     this.peak = Math.max(this.peak, this.channels.size);
@@ -517,7 +574,8 @@ export class SwitchCore {
   /** CHANNEL_CREATE, then an agent leg answers at once and a consumer leg rings. */
   private launch(ch: Channel): void {
     this.emitChannel('CHANNEL_CREATE', ch);
-    if (ch.kind === 'agent') {
+    const agentRingMs = ch.kind === 'agent' ? (this.answerDelays.get(ch.destination) ?? 0) : 0;
+    if (ch.kind === 'agent' && agentRingMs <= 0) {
       this.answer(ch);
       return;
     }
@@ -525,12 +583,16 @@ export class SwitchCore {
     ch.callState = 'RINGING';
     ch.fsState = 'CS_CONSUME_MEDIA';
     this.emitChannel('CHANNEL_PROGRESS', ch);
-    const ringMs = this.opts.ringMs;
+    const ringMs = ch.kind === 'agent' ? agentRingMs : this.opts.ringMs;
     if (ch.timeoutMs !== undefined && ch.timeoutMs < ringMs) {
       this.schedule(ch, ch.timeoutMs, () => this.hangup(ch, 'NO_ANSWER', { disposition: 'send_cancel', sipStatus: 487 }));
       return;
     }
     this.schedule(ch, ringMs, () => {
+      if (ch.kind === 'agent') {
+        this.answer(ch);
+        return;
+      }
       const outcome = ch.outcome!;
       if (outcome.answered) this.answer(ch);
       else this.hangup(ch, outcome.hangupCause, { disposition: 'recv_refuse', sipStatus: outcome.sipStatus });
@@ -723,11 +785,17 @@ export class SwitchCore {
         this.execEvent('CHANNEL_EXECUTE', ch, app, arg, appUuid);
         return;
       case 'playback':
+      case 'speak':
       case 'sleep': {
         ch.app = { name: app, arg };
         this.execEvent('CHANNEL_EXECUTE', ch, app, arg, appUuid);
-        const ms = app === 'sleep' ? Number(arg) || 0 : this.promptMs(arg);
-        this.schedule(ch, ms, () => finish(app === 'playback' ? 'FILE PLAYED' : '_none_'));
+        const { ms, response } = this.mediaApp(ch, app, arg);
+        const done = () => {
+          ch.vars.set('current_application_response', response);
+          finish(response);
+        };
+        if (ms <= 0) done();
+        else this.schedule(ch, ms, done);
         return;
       }
       case 'set':
@@ -997,11 +1065,18 @@ export class SwitchCore {
     return '+OK\n';
   }
 
+  /**
+   * `uuid_broadcast <uuid> <path>|<app>::<arg> [leg]`: the switch accepts it at once and runs the
+   * application on each leg; playback, speak and sleep are modeled (a playback of a file that does
+   * not exist ends at once `FILE NOT FOUND`, a speak with an engine not loaded ends at once having
+   * said nothing), hangup hangs up, and any other application ends at once doing nothing.
+   */
   private cmdBroadcast(argv: string[]): string {
-    const [uuid, what, legArg = 'aleg'] = argv;
-    if (!uuid || !what) return USAGE.broadcast;
+    const [uuid, quoted, legArg = 'aleg'] = argv;
+    if (!uuid || !quoted) return USAGE.broadcast;
     const ch = this.live(uuid);
     if (!ch) return NO_SUCH_CHANNEL;
+    const what = unquote(quoted);
     const partner = ch.bridge ? this.live(ch.bridge.partner) : undefined;
     const legs = legArg === 'bleg' ? (partner ? [partner] : []) : legArg === 'both' ? [ch, ...(partner ? [partner] : [])] : [ch];
     const sep = what.indexOf('::');
@@ -1014,11 +1089,59 @@ export class SwitchCore {
       }
       const appUuid = randomUUID();
       this.execEvent('CHANNEL_EXECUTE', leg, app, arg, appUuid);
-      this.schedule(leg, app === 'sleep' ? Number(arg) || 0 : this.promptMs(arg), () => {
-        if (leg.phase !== 'hangup') this.execEvent('CHANNEL_EXECUTE_COMPLETE', leg, app, arg, appUuid, app === 'playback' ? 'FILE PLAYED' : '_none_');
-      });
+      const { ms, response } = this.mediaApp(leg, app, arg);
+      const complete = () => {
+        if (leg.phase === 'hangup') return;
+        leg.vars.set('current_application_response', response);
+        this.execEvent('CHANNEL_EXECUTE_COMPLETE', leg, app, arg, appUuid, response);
+      };
+      if (ms <= 0) complete();
+      else this.schedule(leg, ms, complete);
     }
     return '+OK Message queued\n';
+  }
+
+  /**
+   * How long a media application runs on the leg and what it answers (Application-Response, as
+   * mod_dptools sets it): a missing file plays nothing (`FILE NOT FOUND`); speech with a loaded
+   * engine takes time in proportion to its text and is remembered per channel; speech with any
+   * other engine says nothing (FreeSWITCH logs `Invalid TTS module`).
+   */
+  private mediaApp(ch: Channel, app: string, arg: string): { ms: number; response: string } {
+    switch (app) {
+      case 'sleep':
+        return { ms: Number(arg) || 0, response: '_none_' };
+      case 'playback':
+        return this.playable(arg) ? { ms: this.promptMs(arg), response: 'FILE PLAYED' } : { ms: 0, response: 'FILE NOT FOUND' };
+      case 'speak': {
+        const parts = arg.split('|');
+        const [engine = '', voice = '', ...words] = parts.length >= 3 ? parts : ['', '', ...parts];
+        const text = words.join('|');
+        if (!MODULES.has(`mod_${engine}`) || text.trim() === '') return { ms: 0, response: '_none_' };
+        const spoken: SpokenText = { engine, voice, text, at: new Date(this.opts.clock.now()).toISOString() };
+        ch.spoken.push(spoken);
+        this.logSpoken(ch.uuid, spoken);
+        return { ms: Math.max(1, Math.round(text.length * this.opts.speechMsPerChar)), response: '_none_' };
+      }
+      default:
+        return { ms: 0, response: '_none_' };
+    }
+  }
+
+  /** Tone and silence streams always play; a file path plays only when the file exists (relative paths: the recordings folder). */
+  private playable(file: string): boolean {
+    if (/^(silence_stream|tone_stream):\/\//.test(file)) return true;
+    return existsSync(this.resolveRecording(file));
+  }
+
+  private logSpoken(uuid: string, spoken: SpokenText): void {
+    const list = this.spokenLog.get(uuid);
+    if (list) {
+      list.push({ ...spoken });
+      return;
+    }
+    if (this.spokenLog.size >= SPOKEN_HISTORY) this.spokenLog.delete(this.spokenLog.keys().next().value!);
+    this.spokenLog.set(uuid, [{ ...spoken }]);
   }
 
   private cmdRecord(argv: string[]): string {
@@ -1151,43 +1274,44 @@ export class SwitchCore {
     );
   }
 
-  private cmdRegister(argv: string[], register: boolean): string {
-    const target = argv[0];
-    if (!target) return USAGE.register;
-    const [extension = '', domain] = target.split('@');
-    if (!/^[A-Za-z0-9._-]{1,64}$/.test(extension) || (domain !== undefined && !/^[A-Za-z0-9.-]{1,253}$/.test(domain))) {
-      return '-ERR invalid extension\n';
+  /**
+   * `sim_register <extension>[@<domain>] <username> <password> [expires_sec]`: a softphone REGISTERs
+   * (the registrar challenges it and checks the digest against the product's directory). The domain
+   * defaults to the switch's hostname, the expiry to 3600 s.
+   */
+  private cmdRegister(argv: string[], done: (body: string) => void): void {
+    const [target, username, password, expires] = argv;
+    if (!target || !username || !password) {
+      done(USAGE.register);
+      return;
     }
-    const existed = this.registrations.has(target);
-    if (register) this.registrations.set(target, { extension, domain });
-    else this.registrations.delete(target);
-    if (register !== existed) this.emitRegistration(extension, domain, register);
-    return `+OK ${register ? 'registered' : 'unregistered'} ${target}\n`;
+    const [extension = '', domain = this.opts.hostname] = target.split('@');
+    const expiresSec = expires === undefined ? 3600 : /^\d{1,6}$/.test(expires) ? Number(expires) : NaN;
+    void this.registrar.register({ extension, domain, username, password, expiresSec }).then(done);
   }
 
-  private emitRegistration(extension: string, domain: string | undefined, register: boolean): void {
-    const host = domain ?? 'default';
-    const subclass = register ? 'sofia::register' : 'sofia::unregister';
-    this.opts.emit({
-      name: 'CUSTOM',
-      subclass,
-      headers: [
-        ...this.base('CUSTOM', subclass),
-        ['profile-name', SOFIA_PROFILE],
-        ['from-user', extension],
-        ['from-host', host],
-        ['contact', `"${extension}" <sip:${extension}@127.0.0.1:5060>`],
-        ['expires', register ? '3600' : '0'],
-        ['user-agent', 'dialer-switch-simulator'],
-      ],
-    });
+  /** `sim_unregister <extension>[@<domain>]`: the softphone's REGISTER with Expires: 0. */
+  private cmdUnregister(argv: string[]): string {
+    const target = argv[0];
+    if (!target) return USAGE.unregister;
+    const [extension = '', domain] = target.split('@');
+    const n = this.registrar.unregister(extension, domain);
+    return n > 0 ? `+OK unregistered ${target}\n` : `-ERR not registered ${target}\n`;
+  }
+
+  /** `sim_answer_delay <extension> <ms>`: agent legs to the extension ring this long before the softphone answers (0: at once). */
+  private cmdAnswerDelay(argv: string[]): string {
+    const [extension, ms] = argv;
+    if (!extension || !ms || !/^\d{1,7}$/.test(ms)) return USAGE.answerDelay;
+    if (Number(ms) === 0) this.answerDelays.delete(extension);
+    else this.answerDelays.set(extension, Number(ms));
+    return '+OK\n';
   }
 
   /**
    * `sofia profile <profile> flush_inbound_reg [<user>[@<host>]] [reboot]`, FreeSWITCH's words:
-   * `<user>@<host>` drops that user's registrations on that host (a registration made without a
-   * domain matches any host, as for dialing), a bare `<user>` drops them on every host, no target
-   * drops all. Only the one profile exists; another is FreeSWITCH's `Invalid Profile` answer.
+   * `<user>@<host>` drops that user's registrations on that host, a bare `<user>` drops them on
+   * every host, no target drops all (each with a sofia::unregister). Only the one profile exists; another is FreeSWITCH's `Invalid Profile` answer.
    */
   private cmdSofia(argv: string[]): string {
     const [word, profile, action, target] = argv;
@@ -1196,12 +1320,7 @@ export class SwitchCore {
     }
     if (profile !== SOFIA_PROFILE) return `Invalid Profile [${profile}]`;
     const [user, host] = target === undefined || target === 'reboot' ? [undefined, undefined] : target.split('@');
-    for (const [key, r] of [...this.registrations]) {
-      const matches = user === undefined || (r.extension === user && (host === undefined || r.domain === undefined || r.domain === host));
-      if (!matches) continue;
-      this.registrations.delete(key);
-      this.emitRegistration(r.extension, r.domain, false);
-    }
+    this.registrar.flush(user, host);
     return '+OK flushing all registrations matching specified call_id\n';
   }
 
