@@ -2,7 +2,8 @@ import { Command, CommanderError, Option } from 'commander';
 import { AppError } from '../lib/errors';
 import type { OpsContext } from './context';
 import { listCampaignRuns, replayCampaignRun, resetCampaignRun, showCampaignRun, transitionCampaignRun, type LifecycleCommand } from './campaigns.commands';
-import { renderDeadLetters, renderDetail, renderRedeliver, renderReplay, renderReset, renderRuns, renderStuckExports, renderTransition } from './render';
+import { renderDeadLetters, renderDetail, renderKeyStatus, renderRedeliver, renderReplay, renderReset, renderRotation, renderRuns, renderStuckExports, renderTransition } from './render';
+import { keyStatus, rotateKeys } from './keys.commands';
 import { listStuckExports } from './exports.commands';
 import { maskPhones, OpsRefusal, positiveIntArg, toJson, UsageError, uuidArg, type Io } from './output';
 import { listDeadLetters, redeliverDeadLetter } from './webhooks.commands';
@@ -23,7 +24,7 @@ const examples = (...lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ n
 
 function buildProgram(env: CliEnv): Command {
   const program = new Command('ops')
-    .description('Operator CLI: inspect and steer campaign runs, webhook dead letters and stuck recording exports.')
+    .description('Operator CLI: inspect and steer campaign runs, webhook dead letters and stuck recording exports; rotate the encryption key.')
     .option('--json', 'machine-readable JSON on stdout instead of tables')
     .exitOverride()
     .configureOutput({ writeOut: (s) => env.io.out(s), writeErr: (s) => env.io.err(s) })
@@ -204,6 +205,31 @@ ${examples('campaigns list', 'campaigns list --json')}`,
       const olderThan = positiveIntArg('--older-than', o.olderThan);
       return (ctx) => listStuckExports(ctx, olderThan);
     }, renderStuckExports));
+
+  const keys = program.command('keys').description('The key that encrypts values at rest (APP_ENCRYPTION_KEY, APP_ENCRYPTION_KEYS_PREVIOUS)');
+
+  keys
+    .command('status')
+    .description(
+      'How many stored values of each encrypted field each key holds (a key id, v1 for values written before key ids, plain for ' +
+        'values never sealed). A previous key may be dropped once no field names it. Connects with DATABASE_URL as dialer_owner.',
+    )
+    .addHelpText('after', examples('keys status', 'keys status --json'))
+    .action(run(() => (ctx) => keyStatus(ctx), renderKeyStatus));
+
+  keys
+    .command('rotate')
+    .description(
+      'Re-encrypt every stored value not under the current APP_ENCRYPTION_KEY, in batches (one transaction each) while the API ' +
+        'keeps running with the current and previous keys configured. Idempotent and resumable: values already under the current ' +
+        'key are skipped. Values no configured key opens are listed and exit 1. Connects with DATABASE_URL as dialer_owner.',
+    )
+    .option('--batch-size <n>', 'rows per transaction', '500')
+    .addHelpText('after', examples('keys rotate', 'keys rotate --batch-size 100 --json'))
+    .action(run((o: { batchSize: string }) => {
+      const batchSize = positiveIntArg('--batch-size', o.batchSize);
+      return (ctx) => rotateKeys(ctx, { batchSize });
+    }, renderRotation));
 
   return program;
 }

@@ -1,4 +1,5 @@
 import type { ReplayResult, ResetResult, RunDetail, RunRow, transitionCampaignRun } from './campaigns.commands';
+import type { KeyStatusRow, RotationResult } from './keys.commands';
 import type { StuckExport } from './exports.commands';
 import { details, table } from './output';
 import type { DeadLetterRow, redeliverDeadLetter } from './webhooks.commands';
@@ -74,4 +75,18 @@ export function renderStuckExports(rows: StuckExport[]): string {
     ['tenant', 'export', 'status', 'silent (s)', 'heartbeat', 'claimed', 'created', 'requested by'],
     rows.map((r) => [r.tenant_id, r.export_id, r.status, r.silent_seconds, r.heartbeat_at, r.claimed_at, r.created_at, r.requested_by]),
   );
+}
+
+export function renderRotation(r: RotationResult): string {
+  const rows = table(
+    ['field', 'rotated', 'changed meanwhile', 'plain', 'unreadable'],
+    r.fields.map((f) => [f.field, f.rotated, f.changed_meanwhile, f.plain, f.unreadable.length]),
+  );
+  const total = r.fields.reduce((n, f) => n + f.rotated, 0);
+  return `${rows}\n${total} values re-encrypted under key ${r.current_key_id} (batches of ${r.batch_size})`;
+}
+
+export function renderKeyStatus(rows: KeyStatusRow[]): string {
+  if (rows.length === 0) return 'no encrypted values stored';
+  return table(['field', 'key', 'current', 'values'], rows.map((r) => [r.field, r.key, r.current ? 'yes' : '', r.count]));
 }
