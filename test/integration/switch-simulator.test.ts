@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection, Parser, type Event as ModeslEvent } from 'modesl';
 import { fromModeslEvent, type EslEvent } from '../../src/switch/esl/events';
-import { createFakeClock, readWavHeader, startSwitchSimulator, type FakeClock, type SwitchSimulator } from '../../src/switch/simulator';
+import { createFakeClock, readWavHeader, startSwitchSimulator, wavBuffer, type FakeClock, type SwitchSimulator } from '../../src/switch/simulator';
 
 /**
  * The switch simulator over real TCP on 127.0.0.1, driven by modesl (the client the product uses)
@@ -129,7 +129,7 @@ let recordingsDir: string;
 beforeEach(async () => {
   clock = createFakeClock(Date.UTC(2026, 0, 5, 15, 0, 0));
   recordingsDir = mkdtempSync(path.join(os.tmpdir(), 'switch-sim-test-'));
-  sim = await startSwitchSimulator({ clock, ringMs: RING_MS, talkMs: TALK_MS, amdMs: 0, promptMs: 1000, recordingsDir });
+  sim = await startSwitchSimulator({ clock, ringMs: RING_MS, talkMs: TALK_MS, amdMs: 0, promptMs: 1000, speechMsPerChar: 50, recordingsDir });
 });
 
 afterEach(async () => {
@@ -197,6 +197,75 @@ describe('event-socket protocol', () => {
     const created = await c.waitFor((e) => e.uuid === uuid, 'CHANNEL_CREATE');
     expect(created.headers['Caller-Caller-ID-Name']).toBe('Acme Recovery, Inc');
     expect(created.variables.dd_note).toBe('50% off');
+  });
+});
+
+describe('liveness: HEARTBEAT and a half-open connection', () => {
+  const HEARTBEAT_MS = 20_000;
+
+  test('HEARTBEAT every 20 s to the connections subscribed to it, with FreeSWITCH\'s headers; its timer lives only while someone listens', async () => {
+    expect(clock.pending()).toBe(0);
+    const listening = await connect(sim.port, { events: ['HEARTBEAT'] });
+    const deaf = await connect(sim.port, { events: ['CHANNEL_CREATE'] });
+    const all = await connect(sim.port);
+    expect(clock.pending()).toBe(1);
+    clock.advance(HEARTBEAT_MS - 1);
+    await listening.barrier();
+    expect(listening.events).toEqual([]);
+    clock.advance(1);
+    const beat = await listening.waitFor((e) => e.name === 'HEARTBEAT', 'first heartbeat');
+    expect(beat.headers).toMatchObject({
+      'Event-Info': 'System Ready',
+      'Up-Time': '0 years, 0 days, 0 hours, 0 minutes, 20 seconds, 0 milliseconds, 0 microseconds',
+      'Uptime-msec': '20000',
+      'Session-Count': '0',
+      'Heartbeat-Interval': '20',
+      'FreeSWITCH-Hostname': 'switch-simulator',
+    });
+    await all.waitFor((e) => e.name === 'HEARTBEAT', 'heartbeat on ALL');
+    clock.advance(HEARTBEAT_MS);
+    await listening.waitFor((e) => e.name === 'HEARTBEAT' && e.headers['Uptime-msec'] === '40000', 'second heartbeat');
+    await deaf.barrier();
+    expect(deaf.events).toEqual([]);
+
+    await new Promise<void>((resolve) => listening.conn.sendRecv('nixevent HEARTBEAT', null, () => resolve()));
+    await new Promise<void>((resolve) => all.conn.sendRecv('noevents', null, () => resolve()));
+    expect(clock.pending()).toBe(0);
+  });
+
+  test('sim.heartbeatMs sets the interval (FreeSWITCH event-heartbeat-interval)', async () => {
+    const fast = await startSwitchSimulator({ clock, heartbeatMs: 250, recordingsDir });
+    try {
+      const c = await connect(fast.port, { events: ['HEARTBEAT'] });
+      clock.advance(750);
+      await c.barrier();
+      expect(c.events.map((e) => e.headers['Uptime-msec'])).toEqual(['250', '500', '750']);
+    } finally {
+      await fast.stop();
+    }
+  });
+
+  test('freezeConnections(): the socket stays open but nothing is read or written; a new connection works', async () => {
+    const frozen = await rawClient(sim.port);
+    await frozen.frame(0);
+    frozen.socket.write('auth ClueCon\n\nevent json HEARTBEAT BACKGROUND_JOB\n\n');
+    await frozen.frame(2);
+    expect(sim.freezeConnections()).toBe(1);
+    frozen.socket.write('api echo anyone there\n\n');
+    clock.advance(HEARTBEAT_MS);
+
+    // A fresh connection answers and gets the events: the switch itself is fine.
+    const fresh = await connect(sim.port);
+    expect(await fresh.api('echo still here')).toBe('still here');
+    const { jobUuid } = await fresh.bgapi('echo job for everyone');
+    await fresh.waitFor((e) => e.jobUuid === jobUuid, 'job on the fresh connection');
+    clock.advance(HEARTBEAT_MS);
+    await fresh.waitFor((e) => e.name === 'HEARTBEAT', 'heartbeat on the fresh connection');
+    expect(sim.connectionCount()).toBe(2);
+    // Whatever the frozen connection was owed (the api reply, the events) never came, and it is still open.
+    expect(frozen.frames).toHaveLength(3);
+    expect(frozen.socket.destroyed).toBe(false);
+    expect(frozen.socket.readyState).toBe('open');
   });
 });
 
@@ -417,7 +486,8 @@ describe('agent legs', () => {
     expect(flow(c, uuid)).toEqual(['CHANNEL_CREATE', 'CHANNEL_ANSWER', 'BACKGROUND_JOB', 'CHANNEL_PARK']);
     expect(byName(c, uuid, 'CHANNEL_ANSWER')!.headers).toMatchObject({ 'Caller-Destination-Number': '1001', 'Channel-Name': 'sofia/internal/1001@acme.example' });
     expect(byName(c, uuid, 'CHANNEL_ANSWER')!.variables).toMatchObject({ dd_leg: 'agent', dialed_user: '1001' });
-    expect(clock.pending()).toBe(0);
+    // Only the HEARTBEAT timer (the client subscribed ALL): the agent leg set none.
+    expect(clock.pending()).toBe(1);
 
     expect(await c.api(originate('', 'user/1001@other.example'))).toBe('-ERR USER_NOT_REGISTERED\n');
     expect(await c.api(originate('', 'user/1002'))).toBe('-ERR USER_NOT_REGISTERED\n');
@@ -596,9 +666,12 @@ describe('call control', () => {
   test('uuid_broadcast plays a prompt: CHANNEL_EXECUTE, then CHANNEL_EXECUTE_COMPLETE after it played', async () => {
     const c = await connect(sim.port);
     const uuid = await answeredCall(c);
-    expect(await c.api(`uuid_broadcast ${uuid} /prompts/mini-miranda.wav aleg`)).toBe('+OK Message queued\n');
+    const prompt = path.join(recordingsDir, 'prompts', 'mini-miranda.wav');
+    mkdirSync(path.dirname(prompt), { recursive: true });
+    writeFileSync(prompt, wavBuffer({ durationMs: 1000, sampleRate: 8000 }));
+    expect(await c.api(`uuid_broadcast ${uuid} ${prompt} aleg`)).toBe('+OK Message queued\n');
     const started = await c.waitFor((e) => e.name === 'CHANNEL_EXECUTE' && e.uuid === uuid, 'execute');
-    expect(started.headers).toMatchObject({ Application: 'playback', 'Application-Data': '/prompts/mini-miranda.wav' });
+    expect(started.headers).toMatchObject({ Application: 'playback', 'Application-Data': prompt });
     clock.advance(999);
     await c.barrier();
     expect(byName(c, uuid, 'CHANNEL_EXECUTE_COMPLETE')).toBeUndefined();
@@ -608,6 +681,50 @@ describe('call control', () => {
     expect(sim.channel(uuid)!.state).toBe('answered');
     expect(await c.api(`uuid_broadcast ${uuid} hangup::NORMAL_CLEARING`)).toBe('+OK Message queued\n');
     await c.waitFor((e) => e.name === 'CHANNEL_HANGUP_COMPLETE' && e.uuid === uuid, 'hangup');
+  });
+
+  test('a playback of a file that does not exist fails at once, FILE NOT FOUND, as mod_dptools answers it', async () => {
+    const c = await connect(sim.port);
+    const uuid = await answeredCall(c);
+    expect(await c.api(`uuid_broadcast ${uuid} dialer-prompts/nothing-rendered-this.wav aleg`)).toBe('+OK Message queued\n');
+    const done = await c.waitFor((e) => e.name === 'CHANNEL_EXECUTE_COMPLETE' && e.uuid === uuid, 'complete');
+    expect(done.headers).toMatchObject({ Application: 'playback', 'Application-Response': 'FILE NOT FOUND' });
+    expect(done.variables.current_application_response).toBe('FILE NOT FOUND');
+    // Nothing was heard: the executes of a sendmsg and an originate's app fail the same way.
+    const completed = new Promise<ModeslEvent>((resolve) => c.conn.execute('playback', '/no/such/prompt.wav', uuid, resolve));
+    expect((await completed).getHeader('Application-Response')).toBe('FILE NOT FOUND');
+    expect(sim.spoken(uuid)).toEqual([]);
+  });
+
+  test('speak with flite says the text, for as long as the text is, and the simulator keeps what each channel heard', async () => {
+    const c = await connect(sim.port);
+    const uuid = await answeredCall(c);
+    expect(await c.api('module_exists mod_flite')).toBe('true');
+    const text = 'This call is recorded, it can\\\'t be helped.';
+    expect(await c.api(`uuid_broadcast ${uuid} 'speak::flite|kal|${text}' aleg`)).toBe('+OK Message queued\n');
+    const started = await c.waitFor((e) => e.name === 'CHANNEL_EXECUTE' && e.uuid === uuid, 'execute');
+    const said = "This call is recorded, it can't be helped.";
+    expect(started.headers).toMatchObject({ Application: 'speak', 'Application-Data': `flite|kal|${said}` });
+    expect(sim.channel(uuid)!.spoken).toEqual([{ engine: 'flite', voice: 'kal', text: said, at: expect.any(String) }]);
+    clock.advance(said.length * 50 - 1);
+    await c.barrier();
+    expect(byName(c, uuid, 'CHANNEL_EXECUTE_COMPLETE')).toBeUndefined();
+    clock.advance(1);
+    await c.waitFor((e) => e.name === 'CHANNEL_EXECUTE_COMPLETE' && e.uuid === uuid, 'complete');
+    await c.api(`uuid_kill ${uuid}`);
+    expect(sim.channel(uuid)).toBeUndefined();
+    expect(sim.spoken(uuid).map((t) => t.text)).toEqual([said]);
+  });
+
+  test('speak with an engine the switch has not loaded says nothing and ends at once, like a missing TTS module', async () => {
+    const c = await connect(sim.port);
+    const uuid = await answeredCall(c);
+    expect(await c.api('module_exists mod_cepstral')).toBe('false');
+    await c.api(`uuid_broadcast ${uuid} 'speak::cepstral|david|Hello there' aleg`);
+    const done = await c.waitFor((e) => e.name === 'CHANNEL_EXECUTE_COMPLETE' && e.uuid === uuid, 'complete');
+    expect(done.headers).toMatchObject({ Application: 'speak', 'Application-Data': 'cepstral|david|Hello there' });
+    expect(sim.channel(uuid)!.spoken).toEqual([]);
+    expect(sim.spoken(uuid)).toEqual([]);
   });
 
   test('modesl execute() (sendmsg) runs an application and sees its CHANNEL_EXECUTE_COMPLETE', async () => {

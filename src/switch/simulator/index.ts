@@ -5,3 +5,4 @@ export { digestResponse, passwordFromDirectory, type DirectoryClient } from './r
 export type { ChannelSnapshot, EavesdropMode, LegKind, SpokenText } from './switch';
 export type { SwitchEvent } from './protocol';
 export { readWavHeader, wavBuffer, type WavInfo } from './wav';
+export { createSimulatedSoftphones, type SimulatedSoftphonesOptions } from './softphones';

@@ -15,7 +15,7 @@ import {
   type SwitchEvent,
 } from './protocol';
 import { Subscription } from './subscription';
-import { SwitchCore, type ChannelSnapshot } from './switch';
+import { SwitchCore, type ChannelSnapshot, type SpokenText } from './switch';
 
 export interface SwitchSimulatorOptions {
   /** Default 127.0.0.1. */
@@ -32,6 +32,8 @@ export interface SwitchSimulatorOptions {
   amdMs?: number;
   /** Length of a played prompt; default SIM_PROMPT_MS or 1000. */
   promptMs?: number;
+  /** Time `speak` takes per character of its text; default SIM_SPEECH_MS_PER_CHAR or 60 (about flite's pace). */
+  speechMsPerChar?: number;
   /** Cap of a recording's audio; default 60 s. */
   maxRecordMs?: number;
   /** Base of relative `uuid_record` paths; default `<tmpdir>/dialer-switch-sim/recordings`. */
@@ -57,6 +59,8 @@ export interface SwitchSimulator {
   remoteHangup(uuid: string, cause?: string): void;
   channel(uuid: string): ChannelSnapshot | undefined;
   channels(): ChannelSnapshot[];
+  /** Every text `speak` said to a channel (engine, voice, text, when it began), also after its hangup. */
+  spoken(uuid: string): SpokenText[];
   /** Authenticated and unauthenticated client connections now open. */
   connectionCount(): number;
   /** In-process tap on every event the switch fires (whatever the subscriptions). */
@@ -274,6 +278,7 @@ export async function startSwitchSimulator(options: SwitchSimulatorOptions = {})
     talkMs: options.talkMs ?? envMs('SIM_TALK_MS', 3000),
     amdMs: options.amdMs ?? envMs('SIM_AMD_MS', 0),
     promptMs: options.promptMs ?? envMs('SIM_PROMPT_MS', 1000),
+    speechMsPerChar: options.speechMsPerChar ?? envMs('SIM_SPEECH_MS_PER_CHAR', 60),
     maxRecordMs: options.maxRecordMs ?? 60_000,
     recordingsDir: options.recordingsDir ?? path.join(os.tmpdir(), 'dialer-switch-sim', 'recordings'),
     hostname: options.hostname ?? 'switch-simulator',
@@ -321,6 +326,7 @@ export async function startSwitchSimulator(options: SwitchSimulatorOptions = {})
     dtmf: (uuid, digits) => apiOrThrow(`sim_dtmf ${uuid} ${digits}`),
     remoteHangup: (uuid, cause) => apiOrThrow(`sim_hangup ${uuid}${cause ? ` ${cause}` : ''}`),
     channel: (uuid) => sim.core.snapshot(uuid),
+    spoken: (uuid) => sim.core.spokenTo(uuid),
     channels: () => sim.core.snapshots(),
     connectionCount: () => sim.sessions.size,
     onEvent(listener) {
