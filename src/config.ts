@@ -41,6 +41,9 @@ const EnvSchema = z.object({
   ESL_HOST: optionalString,
   ESL_PORT: z.preprocess(blankAsUnset, z.coerce.number().int().min(1).max(65535).optional()),
   ESL_PASSWORD: optionalString,
+  // Silence on the switch link (no event, heartbeat or reply) after which it is taken as half-open
+  // and reconnected; an `api status` probe goes out after a third of it.
+  ESL_LIVENESS_TIMEOUT_MS: z.preprocess(blankAsUnset, z.coerce.number().int().min(100).max(600_000).default(15_000)),
   // The switch's text-to-speech for everything a call says (FreeSWITCH `speak <engine>|<voice>|<text>`):
   // the engine is a loaded TTS module's name (mod_flite: flite, mod_tts_commandline: tts_commandline).
   TTS_ENGINE: z.string().trim().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'a TTS module name such as flite').default('flite'),

@@ -62,7 +62,12 @@ async function main(): Promise<void> {
     switchLabel = `simulator on 127.0.0.1:${simulator.port} (set ESL_HOST for FreeSWITCH)`;
   }
   const metrics = createMetrics();
-  const esl = createEslManager({ ...eslTarget, logger: logger.child({ component: 'esl' }), metrics: { registry: metrics.registry } });
+  const esl = createEslManager({
+    ...eslTarget,
+    logger: logger.child({ component: 'esl' }),
+    metrics: { registry: metrics.registry },
+    livenessTimeoutMs: config.ESL_LIVENESS_TIMEOUT_MS,
+  });
   stops.push({ name: 'switch link', run: () => esl.close() });
   const deps = await createDeps(config, logger, temporal, esl);
   stops.push({ name: 'database pool', run: () => deps.db.close() });

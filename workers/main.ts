@@ -32,6 +32,7 @@ async function main(): Promise<void> {
     password: config.ESL_PASSWORD ?? 'ClueCon',
     logger: logger.child({ component: 'esl' }),
     metrics: { registry: metrics.registry },
+    livenessTimeoutMs: config.ESL_LIVENESS_TIMEOUT_MS,
   });
   stops.push({ name: 'switch link', run: () => esl.close() });
   const deps = await createDeps(config, logger, new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }), esl);

@@ -24,6 +24,8 @@ const RING_MS = 500;
 const TALK_MS = 3000;
 const GUARD_MS = 5000;
 const PASSWORD = 'sim-secret';
+/** FreeSWITCH's default event-heartbeat-interval; the switch runs on the fake clock. */
+const HEARTBEAT_MS = 20_000;
 
 let clock: FakeClock;
 let sim: SwitchSimulator;
@@ -98,7 +100,7 @@ beforeEach(async () => {
   clock = createFakeClock();
   registry = new Registry();
   dir = mkdtempSync(path.join(os.tmpdir(), 'esl-manager-test-'));
-  sim = await startSwitchSimulator({ clock, password: PASSWORD, ringMs: RING_MS, talkMs: TALK_MS, recordingsDir: dir });
+  sim = await startSwitchSimulator({ clock, password: PASSWORD, ringMs: RING_MS, talkMs: TALK_MS, heartbeatMs: HEARTBEAT_MS, recordingsDir: dir });
 });
 
 afterEach(async () => {
@@ -232,6 +234,95 @@ describe('ESL connection manager', () => {
     sim = await startSwitchSimulator({ clock, port, password: PASSWORD, ringMs: RING_MS, talkMs: TALK_MS, recordingsDir: dir });
     expect(await up).toEqual({ reconnect: false });
     expect(m.health().reconnects).toBe(0);
+  });
+});
+
+describe('liveness: a half-open link', () => {
+  /** Short, so the test takes about a second; production uses ESL_LIVENESS_TIMEOUT_MS (15 s). */
+  const LIVENESS_MS = 600;
+  /** Timer and scheduling latency allowed on top of the bound on a loaded machine. */
+  const SLACK_MS = 400;
+
+  function capturingLogger() {
+    const lines: Array<{ level: string; msg: string; obj: Record<string, unknown> }> = [];
+    const waiters = new Set<() => void>();
+    const at = (level: string) => (obj: object, msg?: string) => {
+      lines.push({ level, msg: msg ?? '', obj: obj as Record<string, unknown> });
+      for (const w of [...waiters]) w();
+    };
+    return {
+      lines,
+      logger: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') },
+      until(pred: () => boolean, label: string): Promise<void> {
+        if (pred()) return Promise.resolve();
+        return new Promise((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`no log ${label}`)), GUARD_MS);
+          const w = () => {
+            if (!pred()) return;
+            waiters.delete(w);
+            clearTimeout(timer);
+            resolve();
+          };
+          waiters.add(w);
+        });
+      },
+    };
+  }
+
+  test('an idle link lives on its probes; a frozen socket is found within the bound, dropped, reconnected and resubscribed', async () => {
+    const log = capturingLogger();
+    const m = manager({ livenessTimeoutMs: LIVENESS_MS, logger: log.logger });
+    const rec = recorder(m);
+    await m.waitUntilUp();
+
+    // The switch's clock stands still, so no HEARTBEAT comes: only the `api status` probe, sent
+    // after a third of the timeout of silence, keeps a healthy link up.
+    const probes = () => log.lines.filter((l) => l.msg === 'esl liveness probe').length;
+    await log.until(() => probes() >= 3, 'three probes');
+    expect(m.health()).toMatchObject({ state: 'up', reconnects: 0 });
+    expect(await metric('esl_liveness_failures_total')).toBe(0);
+    expect(await metric('esl_last_event_age_seconds')).toBeLessThan(LIVENESS_MS / 1000);
+
+    // HEARTBEAT arrives as FreeSWITCH sends it.
+    clock.advance(HEARTBEAT_MS);
+    await rec.waitFor((e) => e.name === 'HEARTBEAT', 'heartbeat');
+
+    const down = next(m, 'down');
+    const up = next(m, 'up');
+    const frozenAt = Date.now();
+    expect(sim.freezeConnections()).toBe(1);
+    // A command on the half-open link: without the probe it would wait out its own 5 s timeout.
+    const stuck = m.api('status').catch((e: unknown) => e);
+
+    expect(await down).toEqual({ error: expect.stringContaining('half-open') });
+    const detectedAfter = Date.now() - frozenAt;
+    expect(detectedAfter).toBeLessThanOrEqual(LIVENESS_MS + SLACK_MS);
+    expect(await metric('esl_last_event_age_seconds')).toBeGreaterThanOrEqual(LIVENESS_MS / 1000);
+    const lost = await stuck;
+    expect(lost).toBeInstanceOf(EslUnavailableError);
+    expect((lost as Error).message).toBe('connection to the switch lost');
+    expect(log.lines.find((l) => l.level === 'warn' && l.msg === 'esl link silent, reconnecting')?.obj).toMatchObject({
+      timeoutMs: LIVENESS_MS,
+      silentMs: expect.any(Number),
+    });
+
+    expect(await up).toEqual({ reconnect: true });
+    expect(m.health()).toMatchObject({ state: 'up', reconnects: 1, lastError: expect.stringContaining('no traffic from the switch') });
+    expect(await metric('esl_liveness_failures_total')).toBe(1);
+    expect(await metric('esl_reconnects_total')).toBe(1);
+    expect(await metric('esl_connection_up')).toBe(1);
+    // The switch still holds the frozen connection; ours is a new one beside it.
+    expect(sim.connectionCount()).toBe(2);
+
+    // Commands and events flow again on the new connection (the subscription was renewed).
+    expect(await m.api('echo back')).toBe('back');
+    const seen = rec.events.length;
+    // bgapi resolves from its BACKGROUND_JOB event.
+    expect(await m.bgapi('echo job after the reconnection')).toBe('job after the reconnection');
+    clock.advance(HEARTBEAT_MS);
+    await rec.waitFor((e) => e.name === 'HEARTBEAT' && rec.events.indexOf(e) >= seen, 'heartbeat after the reconnection');
+    expect(await metric('esl_last_event_age_seconds')).toBeLessThan(LIVENESS_MS / 1000);
+    expect(m.health().state).toBe('up');
   });
 });
 

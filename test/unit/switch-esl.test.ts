@@ -3,7 +3,10 @@ import { AppError } from '../../src/lib/errors';
 import { buildOriginate, dialString, eavesdropVariables } from '../../src/switch/esl/commands';
 import { EslCommandError, EslTimeoutError, EslUnavailableError, eslErrorToAppError, isErrorReply } from '../../src/switch/esl/errors';
 import { fromModeslEvent } from '../../src/switch/esl/events';
+import { LivenessProbe } from '../../src/switch/esl/liveness';
 import { backoffDelay, ESL_EVENTS } from '../../src/switch/esl/manager';
+import { loadConfig } from '../../src/config';
+import { createFakeClock } from '../../src/switch/simulator/clock';
 import { parseOriginate } from '../../src/switch/simulator/dialstring';
 
 describe('ESL command layer: originate strings', () => {
@@ -80,7 +83,12 @@ describe('ESL manager pieces', () => {
     expect(ESL_EVENTS.indexOf('BACKGROUND_JOB')).toBeLessThan(custom);
     expect(ESL_EVENTS.indexOf('CHANNEL_EXECUTE_COMPLETE')).toBeLessThan(custom);
     expect(ESL_EVENTS.indexOf('CHANNEL_HANGUP_COMPLETE')).toBeLessThan(custom);
-    expect(ESL_EVENTS.slice(custom + 1)).toEqual(['amd', 'sofia::register', 'sofia::unregister', 'dd::speech']);
+    expect(ESL_EVENTS.slice(custom + 1)).toEqual(expect.arrayContaining(['amd', 'sofia::register', 'sofia::unregister', 'dd::speech']));
+    // After CUSTOM only subclasses (lowercase), never an event name.
+    for (const word of ESL_EVENTS.slice(custom + 1)) expect(word).not.toMatch(/^[A-Z_]+$/);
+    // The liveness probe listens for FreeSWITCH's periodic HEARTBEAT.
+    expect(ESL_EVENTS.indexOf('HEARTBEAT')).toBeGreaterThanOrEqual(0);
+    expect(ESL_EVENTS.indexOf('HEARTBEAT')).toBeLessThan(custom);
   });
 
   test('error replies, typed errors and their API mapping', () => {
@@ -128,5 +136,109 @@ describe('ESL manager pieces', () => {
       variables: { sip_term_status: '486', dd_attempt_id: 'a-1' },
       body: 'abc',
     });
+  });
+});
+
+describe('ESL liveness probe (fake clock)', () => {
+  function probe(timeoutMs = 15_000) {
+    const clock = createFakeClock(0);
+    const calls: string[] = [];
+    const p = new LivenessProbe({
+      timeoutMs,
+      clock,
+      probe: () => calls.push(`probe@${clock.now()}`),
+      dead: (silentMs) => calls.push(`dead@${clock.now()} after ${silentMs}`),
+    });
+    return { clock, calls, p };
+  }
+
+  test('traffic more often than a third of the timeout: no probe, never dead', () => {
+    const { clock, calls, p } = probe();
+    p.start();
+    for (let i = 0; i < 100; i++) {
+      clock.advance(4_000);
+      p.heard();
+    }
+    expect(calls).toEqual([]);
+    expect(p.silenceMs()).toBe(0);
+    clock.advance(3_000);
+    expect(p.silenceMs()).toBe(3_000);
+  });
+
+  test('an idle link is probed after a third of the timeout; the answer keeps it alive and the next silence is probed again', () => {
+    const { clock, calls, p } = probe();
+    p.start();
+    expect(p.probeAfterMs).toBe(5_000);
+    clock.advance(4_999);
+    expect(calls).toEqual([]);
+    clock.advance(1);
+    expect(calls).toEqual(['probe@5000']);
+    clock.advance(200);
+    p.heard();
+    // One probe per silence: the next one only 5 s after the answer.
+    clock.advance(4_999);
+    expect(calls).toEqual(['probe@5000']);
+    clock.advance(1);
+    expect(calls).toEqual(['probe@5000', 'probe@10200']);
+  });
+
+  test('a half-open link (the probe gets no answer) is dead exactly the timeout after the last byte, once', () => {
+    const { clock, calls, p } = probe();
+    p.start();
+    clock.advance(2_000);
+    p.heard();
+    clock.advance(14_999);
+    expect(calls).toEqual(['probe@7000']);
+    clock.advance(1);
+    expect(calls).toEqual(['probe@7000', 'dead@17000 after 15000']);
+    // The probe stops itself: nothing more fires, no timer is left behind.
+    expect(clock.pending()).toBe(0);
+    clock.advance(60_000);
+    expect(calls).toHaveLength(2);
+  });
+
+  test('a heartbeat interval longer than the timeout (FreeSWITCH 20 s against 15 s) still keeps a healthy link up through the probe', () => {
+    const { clock, calls, p } = probe();
+    p.start();
+    // The switch answers every probe 50 ms later and sends HEARTBEAT every 20 s.
+    for (let t = 0; t < 120_000; t += 50) {
+      clock.advance(50);
+      if (calls.at(-1)?.startsWith('probe') && !calls.at(-1)!.endsWith('answered')) {
+        calls[calls.length - 1] += ' answered';
+        p.heard();
+      }
+      if (clock.now() % 20_000 === 0) p.heard();
+    }
+    expect(calls.some((c) => c.startsWith('dead'))).toBe(false);
+    expect(calls.length).toBeGreaterThan(10);
+  });
+
+  test('stop() cancels the timer; start() watches a new link from scratch', () => {
+    const { clock, calls, p } = probe(600);
+    p.start();
+    clock.advance(100);
+    p.stop();
+    expect(clock.pending()).toBe(0);
+    clock.advance(10_000);
+    expect(calls).toEqual([]);
+    p.start();
+    clock.advance(200);
+    expect(calls).toEqual(['probe@10300']);
+    clock.advance(400);
+    expect(calls).toEqual(['probe@10300', 'dead@10700 after 600']);
+  });
+
+  test('refuses a timeout that cannot be split into a probe and a deadline', () => {
+    expect(() => new LivenessProbe({ timeoutMs: 0, probe: () => undefined, dead: () => undefined })).toThrow(RangeError);
+    expect(() => new LivenessProbe({ timeoutMs: Number.NaN, probe: () => undefined, dead: () => undefined })).toThrow(RangeError);
+  });
+
+  test('ESL_LIVENESS_TIMEOUT_MS: 15 s by default, read and validated', () => {
+    expect(loadConfig({}).ESL_LIVENESS_TIMEOUT_MS).toBe(15_000);
+    expect(loadConfig({ ESL_LIVENESS_TIMEOUT_MS: ' ' }).ESL_LIVENESS_TIMEOUT_MS).toBe(15_000);
+    expect(loadConfig({ ESL_LIVENESS_TIMEOUT_MS: '5000' }).ESL_LIVENESS_TIMEOUT_MS).toBe(5_000);
+    expect(() => loadConfig({ ESL_LIVENESS_TIMEOUT_MS: '50' })).toThrow('ESL_LIVENESS_TIMEOUT_MS');
+    expect(() => loadConfig({ ESL_LIVENESS_TIMEOUT_MS: 'soon' })).toThrow('ESL_LIVENESS_TIMEOUT_MS');
+    expect(() => loadConfig({ ESL_LIVENESS_TIMEOUT_MS: '1.5' })).toThrow('ESL_LIVENESS_TIMEOUT_MS');
   });
 });

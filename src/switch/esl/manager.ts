@@ -4,6 +4,7 @@ import { Connection, type Event as ModeslEvent } from 'modesl';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { EslCommandError, EslTimeoutError, EslUnavailableError, isErrorReply } from './errors';
 import { fromModeslEvent, headerText, type EslEvent } from './events';
+import { LivenessProbe, type LivenessClock } from './liveness';
 
 /**
  * The one event-socket connection the product keeps to FreeSWITCH (or the simulator), on modesl.
@@ -15,6 +16,9 @@ import { fromModeslEvent, headerText, type EslEvent } from './events';
  * - api()/bgapi()/submit() reject at once with EslUnavailableError while down, with
  *   EslTimeoutError (an EslUnavailableError) when no reply comes in time, and with EslCommandError
  *   when the switch answers `-ERR`;
+ * - a half-open link (TCP up, switch silent) is caught by a liveness probe: nothing heard from the
+ *   switch (HEARTBEAT events, replies, the probe's own `api status`) for livenessTimeoutMs destroys
+ *   the socket, and the link takes the same reconnect-and-resubscribe path as after a drop;
  * - every event arrives as an `event` (EslEvent); `up` carries `{ reconnect: true }` after a
  *   re-connection so consumers can reconcile live calls (`show channels as json`); `down` and
  *   `retry` report losses and scheduled reconnection attempts.
@@ -25,11 +29,13 @@ import { fromModeslEvent, headerText, type EslEvent } from './events';
 
 /**
  * Events the product subscribes to. BACKGROUND_JOB and CHANNEL_EXECUTE_COMPLETE (modesl's required
- * events) come first: after the word CUSTOM every further word is a subclass.
+ * events) come first: after the word CUSTOM every further word is a subclass. HEARTBEAT keeps an
+ * idle link audible to the liveness probe.
  */
 export const ESL_EVENTS: readonly string[] = [
   'BACKGROUND_JOB',
   'CHANNEL_EXECUTE_COMPLETE',
+  'HEARTBEAT',
   'CHANNEL_CREATE',
   'CHANNEL_PROGRESS',
   'CHANNEL_PROGRESS_MEDIA',
@@ -64,7 +70,10 @@ export interface EslManagerOptions {
   port: number;
   password: string;
   logger: EslLogger;
-  /** Registers esl_connection_up, esl_reconnects_total and esl_commands_total{kind,outcome}. */
+  /**
+   * Registers esl_connection_up, esl_reconnects_total, esl_commands_total{kind,outcome},
+   * esl_liveness_failures_total and esl_last_event_age_seconds.
+   */
   metrics?: { registry: Registry };
   /** Events to subscribe to; default ESL_EVENTS. */
   events?: readonly string[];
@@ -78,6 +87,13 @@ export interface EslManagerOptions {
   backoff?: { initialMs?: number; maxMs?: number };
   /** Jitter source; default Math.random. */
   random?: () => number;
+  /**
+   * Silence (nothing at all from the switch) after which an up link is declared half-open and
+   * reconnected; an `api status` probe goes out after a third of it. Default 15000 ms.
+   */
+  livenessTimeoutMs?: number;
+  /** Time source of the liveness probe; default the system clock. */
+  livenessClock?: LivenessClock;
 }
 
 export type EslLinkState = 'up' | 'down';
@@ -131,11 +147,38 @@ interface Metrics {
   up: Gauge;
   reconnects: Counter;
   commands: Counter<'kind' | 'outcome'>;
+  livenessFailures: Counter;
 }
 
-function metricsOn(registry: Registry): Metrics {
+/** The manager whose silence a registry's esl_last_event_age_seconds reports (the last one created on it). */
+const silenceSources = new WeakMap<Registry, () => number>();
+
+function metricsOn(registry: Registry, silenceMs: () => number): Metrics {
   const get = <T>(name: string, make: () => T): T => (registry.getSingleMetric(name) as T | undefined) ?? make();
+  silenceSources.set(registry, silenceMs);
+  get(
+    'esl_last_event_age_seconds',
+    () =>
+      new Gauge({
+        name: 'esl_last_event_age_seconds',
+        help: 'Seconds since the switch last sent anything (event, heartbeat, reply) on the event-socket link',
+        registers: [registry],
+        collect() {
+          const source = silenceSources.get(registry);
+          if (source) this.set(source() / 1000);
+        },
+      }),
+  );
   return {
+    livenessFailures: get(
+      'esl_liveness_failures_total',
+      () =>
+        new Counter({
+          name: 'esl_liveness_failures_total',
+          help: 'Event-socket links found half-open (silent past the liveness timeout) and reconnected',
+          registers: [registry],
+        }),
+    ),
     up: get('esl_connection_up', () => new Gauge({ name: 'esl_connection_up', help: '1 while the switch event-socket link is up', registers: [registry] })),
     reconnects: get(
       'esl_reconnects_total',
@@ -183,7 +226,8 @@ class EslManagerImpl extends EventEmitter<EslManagerEventMap> implements EslMana
   private readonly inFlight = new Set<InFlight>();
   private readonly jobs = new Map<string, (ev: EslEvent) => void>();
   private readonly metrics: Metrics | undefined;
-  private readonly o: Required<Omit<EslManagerOptions, 'metrics' | 'backoff'>> & { initialMs: number; maxMs: number };
+  private readonly liveness: LivenessProbe;
+  private readonly o: Required<Omit<EslManagerOptions, 'metrics' | 'backoff' | 'livenessClock'>> & { initialMs: number; maxMs: number };
 
   constructor(opts: EslManagerOptions) {
     super();
@@ -199,8 +243,15 @@ class EslManagerImpl extends EventEmitter<EslManagerEventMap> implements EslMana
       random: opts.random ?? Math.random,
       initialMs: opts.backoff?.initialMs ?? 250,
       maxMs: opts.backoff?.maxMs ?? 30_000,
+      livenessTimeoutMs: opts.livenessTimeoutMs ?? 15_000,
     };
-    this.metrics = opts.metrics ? metricsOn(opts.metrics.registry) : undefined;
+    this.liveness = new LivenessProbe({
+      timeoutMs: this.o.livenessTimeoutMs,
+      clock: opts.livenessClock,
+      probe: () => this.probe(),
+      dead: (silentMs) => this.onSilent(silentMs),
+    });
+    this.metrics = opts.metrics ? metricsOn(opts.metrics.registry, () => this.liveness.silenceMs()) : undefined;
     this.metrics?.up.set(0);
   }
 
@@ -230,6 +281,9 @@ class EslManagerImpl extends EventEmitter<EslManagerEventMap> implements EslMana
       socket.destroy();
     });
     conn.on('esl::event::**', (ev: unknown, headers: unknown) => this.onFrame(conn, ev as ModeslEvent, headers as Record<string, unknown> | undefined));
+    socket.on('data', () => {
+      if (this.conn === conn) this.liveness.heard();
+    });
     socket.on('close', () => this.onClose(conn));
   }
 
@@ -259,6 +313,7 @@ class EslManagerImpl extends EventEmitter<EslManagerEventMap> implements EslMana
     this.state = 'up';
     this.since = new Date();
     this.metrics?.up.set(1);
+    this.liveness.start();
     this.o.logger.info({ host: this.o.host, port: this.o.port, reconnect }, 'esl link up');
     this.emit('up', { reconnect });
   }
@@ -266,6 +321,7 @@ class EslManagerImpl extends EventEmitter<EslManagerEventMap> implements EslMana
   private onClose(conn: Connection): void {
     if (this.conn !== conn) return;
     this.conn = null;
+    this.liveness.stop();
     conn.removeAllListeners();
     conn.on('error', () => undefined);
     const wasUp = this.state === 'up';
@@ -280,6 +336,28 @@ class EslManagerImpl extends EventEmitter<EslManagerEventMap> implements EslMana
       this.emit('down', { error: this.closed ? null : this.lastError });
     }
     if (!this.closed) this.scheduleReconnect();
+  }
+
+  /** Asks the switch for any answer; the reply itself is only a sign of life (see heard()). */
+  private probe(): void {
+    const conn = this.conn;
+    if (!conn || this.state !== 'up') return;
+    this.o.logger.debug({ silentMs: this.liveness.silenceMs() }, 'esl liveness probe');
+    try {
+      conn.api('status', () => undefined);
+    } catch (err) {
+      this.o.logger.debug({ err }, 'esl liveness probe not sent');
+    }
+  }
+
+  /** Half-open: the socket looks connected but nothing comes back. Drop it; onClose reconnects. */
+  private onSilent(silentMs: number): void {
+    const conn = this.conn;
+    if (!conn || this.state !== 'up') return;
+    this.connError = `no traffic from the switch for ${silentMs} ms (half-open link)`;
+    this.metrics?.livenessFailures.inc();
+    this.o.logger.warn({ host: this.o.host, port: this.o.port, silentMs, timeoutMs: this.o.livenessTimeoutMs }, 'esl link silent, reconnecting');
+    conn.socket?.destroy();
   }
 
   private scheduleReconnect(): void {
@@ -453,6 +531,7 @@ class EslManagerImpl extends EventEmitter<EslManagerEventMap> implements EslMana
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.liveness.stop();
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     this.reconnectTimer = undefined;
     const conn = this.conn;

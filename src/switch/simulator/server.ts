@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { realClock, type Clock } from './clock';
+import { realClock, type Clock, type ClockTimer } from './clock';
 import {
   apiResponse,
   AUTH_REQUEST,
@@ -36,6 +36,11 @@ export interface SwitchSimulatorOptions {
   speechMsPerChar?: number;
   /** Cap of a recording's audio; default 60 s. */
   maxRecordMs?: number;
+  /**
+   * Interval of the HEARTBEAT event sent to connections subscribed to it (FreeSWITCH's
+   * `event-heartbeat-interval`); default SIM_HEARTBEAT_MS or 20000, FreeSWITCH's default.
+   */
+  heartbeatMs?: number;
   /** Base of relative `uuid_record` paths; default `<tmpdir>/dialer-switch-sim/recordings`. */
   recordingsDir?: string;
   /** Default the real clock; tests pass createFakeClock(). */
@@ -61,8 +66,14 @@ export interface SwitchSimulator {
   channels(): ChannelSnapshot[];
   /** Every text `speak` said to a channel (engine, voice, text, when it began), also after its hangup. */
   spoken(uuid: string): SpokenText[];
-  /** Authenticated and unauthenticated client connections now open. */
+  /** Authenticated and unauthenticated client connections now open (frozen ones included). */
   connectionCount(): number;
+  /**
+   * Makes every connection open now half-open, as a firewall that silently drops the flow: the
+   * simulator stops reading from and writing to those sockets (replies and events are lost)
+   * without closing them. Connections made afterwards work normally. Answers how many froze.
+   */
+  freezeConnections(): number;
   /** In-process tap on every event the switch fires (whatever the subscriptions). */
   onEvent(listener: (ev: SwitchEvent) => void): () => void;
   /** Closes the listener, drops every client connection and every call. */
@@ -85,6 +96,7 @@ class Session {
   private holding = false;
   private held: string[] = [];
   closed = false;
+  frozen = false;
 
   constructor(
     readonly socket: net.Socket,
@@ -92,7 +104,7 @@ class Session {
   ) {}
 
   onData(chunk: Buffer): void {
-    if (this.closed) return;
+    if (this.closed || this.frozen) return;
     try {
       this.queue.push(...this.reader.push(chunk));
     } catch {
@@ -107,7 +119,13 @@ class Session {
   }
 
   write(data: string): void {
-    if (!this.closed && !this.socket.destroyed) this.socket.write(data);
+    if (!this.closed && !this.frozen && !this.socket.destroyed) this.socket.write(data);
+  }
+
+  freeze(): void {
+    this.frozen = true;
+    // Unread bytes stay in the kernel: the client's writes still succeed until its window fills.
+    this.socket.pause();
   }
 
   /** Events fired while this connection's own command runs go out after that command's reply. */
@@ -197,13 +215,16 @@ class Session {
         if (fmt === 'xml') return commandReply('-ERR xml event format is not supported by the simulator');
         if (fmt !== 'plain' && fmt !== 'json') return commandReply('-ERR invalid format');
         if (!this.sub.enable(fmt, words)) return commandReply('-ERR no keywords supplied');
+        this.sim.syncHeartbeat();
         return commandReply(`+OK event listener enabled ${fmt}`);
       }
       case 'nixevent':
         this.sub.nix(rest.split(/\s+/).filter(Boolean));
+        this.sim.syncHeartbeat();
         return commandReply('+OK events nixed');
       case 'noevents':
         this.sub.clear();
+        this.sim.syncHeartbeat();
         return commandReply('+OK no longer listening for events');
       case 'filter': {
         const parts = rest.split(/\s+/).filter(Boolean);
@@ -248,12 +269,68 @@ class SimulatorServer {
   readonly core: SwitchCore;
   readonly sessions = new Set<Session>();
   readonly taps = new Set<(ev: SwitchEvent) => void>();
+  private readonly clock: Clock;
+  private readonly startedAt: number;
+  private heartbeatTimer: ClockTimer | undefined;
 
   constructor(
     readonly password: string,
+    private readonly heartbeatMs: number,
     coreOpts: Omit<ConstructorParameters<typeof SwitchCore>[0], 'emit'>,
   ) {
     this.core = new SwitchCore({ ...coreOpts, emit: (ev) => this.fire(ev) });
+    this.clock = coreOpts.clock;
+    this.startedAt = coreOpts.clock.now();
+  }
+
+  /**
+   * FreeSWITCH fires HEARTBEAT whether anyone listens or not; the simulator keeps its timer only
+   * while a connection subscribes, so a fake clock shows no pending timer that nobody can observe.
+   */
+  syncHeartbeat(): void {
+    const wanted = this.heartbeatMs > 0 && [...this.sessions].some((s) => s.authed && !s.closed && !s.frozen && s.sub.listensTo('HEARTBEAT'));
+    if (wanted && !this.heartbeatTimer) this.armHeartbeat();
+    if (!wanted && this.heartbeatTimer) {
+      this.clock.clearTimeout(this.heartbeatTimer);
+      this.heartbeatTimer = undefined;
+    }
+  }
+
+  stopHeartbeat(): void {
+    if (this.heartbeatTimer) this.clock.clearTimeout(this.heartbeatTimer);
+    this.heartbeatTimer = undefined;
+  }
+
+  private armHeartbeat(): void {
+    this.heartbeatTimer = this.clock.setTimeout(() => {
+      this.heartbeatTimer = undefined;
+      this.fire(this.heartbeat());
+      this.syncHeartbeat();
+    }, this.heartbeatMs);
+  }
+
+  /** switch_core.c send_heartbeat()'s headers. */
+  private heartbeat(): SwitchEvent {
+    let ms = this.clock.now() - this.startedAt;
+    const uptimeMs = ms;
+    const unit = (n: number) => {
+      const v = Math.floor(ms / n);
+      ms -= v * n;
+      return v;
+    };
+    const [years, days, hours, minutes, seconds] = [365 * 86_400_000, 86_400_000, 3_600_000, 60_000, 1000].map(unit);
+    const sessions = String(this.core.snapshots().length);
+    return this.core.customEvent('HEARTBEAT', {
+      'Event-Info': 'System Ready',
+      'Up-Time': `${years} years, ${days} days, ${hours} hours, ${minutes} minutes, ${seconds} seconds, ${ms} milliseconds, 0 microseconds`,
+      'FreeSWITCH-Version': '1.10.12-release+dialer-switch-simulator',
+      'Uptime-msec': String(uptimeMs),
+      'Session-Count': sessions,
+      'Max-Sessions': '1000',
+      'Session-Per-Sec': '30',
+      'Idle-CPU': '99.000000',
+      'Heartbeat-Interval': String(Math.round(this.heartbeatMs / 1000)),
+    });
   }
 
   fire(ev: SwitchEvent): void {
@@ -272,7 +349,7 @@ export async function startSwitchSimulator(options: SwitchSimulatorOptions = {})
   const host = options.host ?? '127.0.0.1';
   const password = options.password ?? 'ClueCon';
   const clock = options.clock ?? realClock;
-  const sim = new SimulatorServer(password, {
+  const sim = new SimulatorServer(password, options.heartbeatMs ?? envMs('SIM_HEARTBEAT_MS', 20_000), {
     clock,
     ringMs: options.ringMs ?? envMs('SIM_RING_MS', 500),
     talkMs: options.talkMs ?? envMs('SIM_TALK_MS', 3000),
@@ -293,6 +370,7 @@ export async function startSwitchSimulator(options: SwitchSimulatorOptions = {})
     socket.on('close', () => {
       session.closed = true;
       sim.sessions.delete(session);
+      sim.syncHeartbeat();
     });
     socket.write(AUTH_REQUEST);
   });
@@ -329,6 +407,11 @@ export async function startSwitchSimulator(options: SwitchSimulatorOptions = {})
     spoken: (uuid) => sim.core.spokenTo(uuid),
     channels: () => sim.core.snapshots(),
     connectionCount: () => sim.sessions.size,
+    freezeConnections() {
+      for (const s of sim.sessions) s.freeze();
+      sim.syncHeartbeat();
+      return sim.sessions.size;
+    },
     onEvent(listener) {
       sim.taps.add(listener);
       return () => sim.taps.delete(listener);
@@ -340,6 +423,7 @@ export async function startSwitchSimulator(options: SwitchSimulatorOptions = {})
           s.socket.destroy();
         }
         sim.sessions.clear();
+        sim.stopHeartbeat();
         sim.core.reset();
         server.close(() => resolve());
       }),

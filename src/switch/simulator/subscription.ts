@@ -91,6 +91,11 @@ export class Subscription {
     this.filters = this.filters.filter((f) => !(f.header === headerName && (value === undefined || f.value === value)));
   }
 
+  /** Subscribed to events named `name` (or ALL), filters aside. */
+  listensTo(name: string): boolean {
+    return this.format !== null && (this.all || this.names.has(name));
+  }
+
   wants(ev: SwitchEvent): boolean {
     if (!this.format) return false;
     let send = this.all;
