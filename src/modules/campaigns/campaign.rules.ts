@@ -6,8 +6,9 @@ import { isValidZone } from '../compliance/compliance.decide';
 /**
  * The domain rules of a campaign's settings. Pure: no I/O, no clock. The routes check JSON types
  * (a wrong type or an unknown key is 400 bad_request); everything here is a rule on a well-typed
- * value and answers 400 `invalid`. The one rule that needs the database (caller_id_pool ids must
- * be DIDs of the tenant) is checked by the service on the normalized ids this module returns.
+ * value and answers 400 `invalid`. The rules that need the database (caller_id_pool ids must be
+ * DIDs of the tenant; caller_ids must not be another tenant's active DIDs) are checked by the
+ * service on the normalized values this module returns.
  */
 
 export const CAMPAIGN_TYPES = [

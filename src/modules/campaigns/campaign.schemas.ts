@@ -145,7 +145,7 @@ const writeFields = {
     .openapi({ description: `${CONSULT_DESCRIPTION} Not an object: 400 bad_request.`, example: { factor: 'dob', max_attempts: 3, expose: ['balance'] } }),
   carrier: z.string().nullable().openapi({ description: 'Non-blank, at most 200 characters; null clears' }),
   caller_ids: z.array(z.string()).openapi({
-    description: `Distinct E.164 numbers, at most ${CALLER_IDS_MAX} (400 invalid otherwise)`,
+    description: `Distinct E.164 numbers, at most ${CALLER_IDS_MAX} (400 invalid otherwise); a number that is an active DID of another tenant is 400 invalid`,
     example: ['+12125550100'],
   }),
   caller_id_pool: z.array(z.string()).openapi({

@@ -3,6 +3,7 @@ import { appendAudit, type ActorType } from '../../lib/audit';
 import { conflict, invalid, isUniqueViolation, notFound } from '../../lib/errors';
 import { createdAtKey, createdAtPageArgs, paginate } from '../../lib/pagination';
 import { withTenant, type Tx } from '../../lib/tenancy';
+import { activeElsewhere } from '../dids/did.repository';
 import { applyCampaignWrite, NEW_CAMPAIGN, type CampaignSettings, type CampaignWrite } from './campaign.rules';
 import { campaignData, campaignSettings, campaignView } from './campaign.views';
 
@@ -18,6 +19,15 @@ async function assertPoolInRegistry(tx: Tx, pool: string[]): Promise<void> {
   const known = new Set(found.map((d) => d.id.toLowerCase()));
   const missing = pool.find((id) => !known.has(id));
   if (missing !== undefined) throw invalid(`caller_id_pool: '${missing}' is not a DID of this tenant's registry`);
+}
+
+/**
+ * A legacy caller id may not be another tenant's active DID (CONTRACT.md section 13): presenting it
+ * would route the debtor's callback to that tenant's number. Only a yes/no crosses the tenant line.
+ */
+async function assertCallerIdsNotForeign(tx: Tx, callerIds: string[]): Promise<void> {
+  const [taken] = await activeElsewhere(tx, callerIds);
+  if (taken !== undefined) throw invalid(`caller_ids: '${taken}' is an active DID of another tenant and cannot be presented as a caller id`);
 }
 
 /** The campaign's AI agent must be one of the tenant's agents not retired. */
@@ -47,6 +57,7 @@ export async function createCampaign(deps: AppDeps, tenantId: string, actor: Act
   try {
     return await withTenant(deps.db, tenantId, async (tx) => {
       await assertPoolInRegistry(tx, next.caller_id_pool);
+      await assertCallerIdsNotForeign(tx, next.caller_ids);
       await assertAiAgent(tx, next.ai_agent_id);
       const row = await tx.campaign.create({ data: { ...campaignData(next, ALL_SETTINGS), tenantId, name: next.name } });
       await appendAudit(tx, tenantId, {
@@ -79,6 +90,7 @@ export async function updateCampaign(deps: AppDeps, tenantId: string, actor: Act
       const { next, changed } = applyCampaignWrite(campaignSettings(row), write);
       if (changed.length === 0) return campaignView(row);
       if (changed.includes('caller_id_pool')) await assertPoolInRegistry(tx, next.caller_id_pool);
+      if (changed.includes('caller_ids')) await assertCallerIdsNotForeign(tx, next.caller_ids);
       if (changed.includes('ai_agent_id')) await assertAiAgent(tx, next.ai_agent_id);
       const updated = await tx.campaign.update({ where: { id }, data: campaignData(next, changed) });
       await appendAudit(tx, tenantId, {

@@ -1,9 +1,23 @@
 import { z } from '../../lib/openapi';
 import { cursorParam, limitParam } from '../../lib/pagination';
 import { DID_ATTESTATIONS, DID_ORIGINS, DID_STATUSES, LABEL_MAX_CHARS, LABELS_MAX, NOTES_MAX_CHARS } from './did.rules';
+import { VERIFICATION_CODE_DIGITS, VERIFICATION_MAX_ATTEMPTS, VERIFICATION_METHODS, VERIFICATION_STATUSES } from './did-verification.rules';
 
 const dateTime = z.string().openapi({ format: 'date-time' });
 const uuid = z.string().openapi({ format: 'uuid' });
+
+export const DidVerificationSchema = z
+  .object({
+    status: z.enum(VERIFICATION_STATUSES).openapi({
+      description: `pending: a code was sent and awaits POST /v1/dids/{id}/verify; verified: control proven (the DID may be active);
+failed: ${VERIFICATION_MAX_ATTEMPTS} wrong codes burnt the code; expired: the code's time ran out; undelivered: the platform could not send
+the code (ask for a new one, or have the operator provision the number)`,
+    }),
+    method: z.enum(VERIFICATION_METHODS).openapi({ description: 'sms: a code texted to the number by the platform; legacy: active before ownership checks existed' }),
+    expires_at: dateTime.nullable().openapi({ description: 'When the pending code stops working; null otherwise' }),
+    attempts_left: z.number().int().nullable().openapi({ description: 'Wrong codes still allowed for the pending code; null otherwise' }),
+  })
+  .openapi('DidVerification');
 
 export const DidSchema = z
   .object({
@@ -19,6 +33,9 @@ export const DidSchema = z
     notes: z.string().nullable(),
     created_at: dateTime,
     updated_at: dateTime,
+    verification: DidVerificationSchema.nullable().openapi({
+      description: 'The proof of control of a customer DID; null for a house DID and for a customer DID that never asked for activation',
+    }),
   })
   .openapi('Did');
 
@@ -38,7 +55,12 @@ const fields = {
   }),
   us_state: z.string().nullable().openapi({ description: 'Two letters, stored uppercase (400 invalid otherwise); null clears', example: 'NY' }),
   attestation: z.string().openapi({ enum: [...DID_ATTESTATIONS], description: 'Default unknown; another value is 400 invalid' }),
-  status: z.string().openapi({ enum: [...DID_STATUSES], description: 'Default active; another value is 400 invalid' }),
+  status: z.string().openapi({
+    enum: [...DID_STATUSES],
+    description: `Default active; another value is 400 invalid. On registration, active asks for activation: the DID is stored in quarantine
+and becomes active when the code texted to the number is confirmed. On a patch, active needs proven control (house, or verification
+verified; 422 otherwise) and a number active in no other tenant (409)`,
+  }),
   labels: z.array(z.string()).openapi({
     description: `At most ${LABELS_MAX} distinct labels of 1 to ${LABEL_MAX_CHARS} characters (trimmed); 400 invalid otherwise`,
     example: ['ny-pool'],
@@ -56,7 +78,7 @@ const NOTE = 'Other keys, including the rendered id, tenant_id, created_at and u
 
 export const CreateDidBody = z
   .strictObject({
-    e164: z.string().openapi({ description: 'E.164 (400 invalid otherwise); unique per tenant (409)', example: '+12125550100' }),
+    e164: z.string().openapi({ description: 'E.164 (400 invalid otherwise); unique per tenant and active in at most one tenant (409)', example: '+12125550100' }),
     ...optionalFields,
   })
   .openapi('CreateDid', { description: NOTE });
@@ -64,3 +86,9 @@ export const CreateDidBody = z
 export const PatchDidBody = z
   .strictObject(optionalFields)
   .openapi('PatchDid', { description: `Absent keys are unchanged. e164 is immutable (400 bad_request). ${NOTE}` });
+
+export const VerifyDidBody = z
+  .strictObject({
+    code: z.string().openapi({ description: `The ${VERIFICATION_CODE_DIGITS}-digit code texted to the number`, example: '042917' }),
+  })
+  .openapi('VerifyDid');

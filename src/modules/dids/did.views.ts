@@ -1,6 +1,7 @@
 import type { Did } from '../../../prisma/generated/client';
 import type { z } from '../../lib/openapi';
 import type { DidSettings } from './did.rules';
+import { verificationViewOf } from './did-verification.rules';
 import type { DidSchema } from './did.schemas';
 
 type DidView = z.infer<typeof DidSchema>;
@@ -17,7 +18,7 @@ export function didSettings(d: Did): DidSettings {
   };
 }
 
-export function didView(d: Did): DidView {
+export function didView(d: Did, now: Date = new Date()): DidView {
   return {
     id: d.id,
     tenant_id: d.tenantId,
@@ -31,6 +32,10 @@ export function didView(d: Did): DidView {
     notes: d.notes,
     created_at: d.createdAt.toISOString(),
     updated_at: d.updatedAt.toISOString(),
+    verification: verificationViewOf(
+      { status: d.verificationStatus, method: d.verificationMethod, expiresAt: d.verificationExpiresAt, attempts: d.verificationAttempts },
+      now,
+    ),
   };
 }
 

@@ -21,6 +21,7 @@ const SEND_DESCRIPTION = `Sends one text through the compliance engine and the t
 2. \`client_ref\` replay (the idempotency key, default a fresh uuid): an existing message with that key answers 202
    \`{sms_message, duplicate: true}\` with the message as it stands, and nothing else happens. Sends of one tenant serialize from
    here to the queued row, and the unique index on client_ref has the last word, so concurrent replays make one message;
+   a \`from\` that is not one of the tenant's active DIDs is then 422 \`unprocessable\`, nothing decided or sent;
 3. spend cap: the month-to-date spend (UTC month: charged \`cost_usd\` plus the estimate of queued messages not yet answered) plus
    this message's estimate (segments × the price per segment) over \`sms_monthly_budget_usd\` is 429 \`sms_spend_cap_exceeded\`
    (do not retry before a cap raise or the month rollover); nothing is decided or sent; a tenant blocked by billing under

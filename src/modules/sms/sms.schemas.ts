@@ -30,7 +30,9 @@ export const SendSmsBody = z
       // Code points, as the campaign sms_body limit counts them: ten concatenated GSM-7 segments, a sane upper bound.
       .refine((s) => [...s].length <= SMS_BODY_MAX, `must be at most ${SMS_BODY_MAX} characters`)
       .openapi({ description: `The text, 1 to ${SMS_BODY_MAX} characters (Unicode code points); sent as-is (merge variables are not expanded here)` }),
-    from: z.string().regex(E164_RE, 'must be an E.164 number').nullable().optional().openapi({ description: 'Sender number, E.164; omitted: the provider default' }),
+    from: z.string().regex(E164_RE, 'must be an E.164 number').nullable().optional().openapi({
+      description: "Sender number, E.164: one of the tenant's active DIDs (422 unprocessable otherwise, after the client_ref replay check); omitted or null: the provider's default sender",
+    }),
     client_ref: z
       .string()
       .min(1)

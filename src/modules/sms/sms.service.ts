@@ -24,6 +24,7 @@ import type { ListSmsFilters, SendSmsInput } from './sms.schemas';
 import { smsMessageCollapsed, smsMessageView } from './sms.views';
 import { segmentInfo } from './segments';
 import { billingRefusal } from '../billing/billing.service';
+import { isActiveDidOfTenant } from '../dids/did.repository';
 
 /**
  * Where a send goes: provider resolution (sede, account-wide, deployment) and the adapter of a
@@ -144,6 +145,12 @@ export async function sendSms(
     if (existing) {
       const found = await findMessage(sql, existing.id);
       return { kind: 'duplicate', original: existing, transitions: found?.transitions ?? [] };
+    }
+
+    // A sender number is one the tenant holds: an active DID of its own (CONTRACT.md section 13), so
+    // no tenant texts as another collector. Without `from` the provider's own default sender is used.
+    if (input.from != null && !(await isActiveDidOfTenant(sql, input.from))) {
+      throw unprocessable('from: the sender number is not an active DID of this tenant');
     }
 
     // Read after the lock: the clock and the counts below see every send committed before this one.

@@ -1,15 +1,20 @@
 import type { Did } from '../../../prisma/generated/client';
 import type { AppDeps } from '../../deps';
 import { appendAuditSql } from '../../lib/audit';
-import { AppError, notFound, unprocessable } from '../../lib/errors';
+import { AppError, conflict, isUniqueViolation, notFound, unprocessable } from '../../lib/errors';
 import { withTenantSql } from '../../lib/tenancy';
 import { applyDidWrite, type DidSettings } from '../dids/did.rules';
+import { activeElsewhereSql } from '../dids/did.repository';
+import { DID_CONFLICT } from '../dids/did-verification.service';
 import { didView } from '../dids/did.views';
 import { ADMIN_DIDS_MAX, type AdminProvisionDidsInput } from './admin-dids.schemas';
 
 /** Rows shaped like Prisma's Did, so the tenant API's view renders them. */
 const DID_COLUMNS = `id, tenant_id AS "tenantId", e164, npa, us_state AS "usState", attestation, status, origin, labels, notes,
-  created_at AS "createdAt", updated_at AS "updatedAt"`;
+  created_at AS "createdAt", updated_at AS "updatedAt", retired_at AS "retiredAt", verification_status AS "verificationStatus",
+  verification_method AS "verificationMethod", verification_code_hash AS "verificationCodeHash", verification_attempts AS "verificationAttempts",
+  verification_expires_at AS "verificationExpiresAt", verification_sent_at AS "verificationSentAt", verification_sends AS "verificationSends",
+  verification_sends_since AS "verificationSendsSince"`;
 
 /** The DID rules of the tenant API, answered 422 as the operator routes answer semantic problems. */
 function settingsOf(body: AdminProvisionDidsInput): DidSettings[] {
@@ -34,13 +39,26 @@ function settingsOf(body: AdminProvisionDidsInput): DidSettings[] {
 /**
  * Operator DID provisioning: adds house-origin numbers to a tenant. Idempotent per number: a
  * number the tenant already holds (any origin, any status) is reported as existing and left
- * unchanged, concurrent calls included (ON CONFLICT on the per-tenant unique e164).
+ * unchanged, concurrent calls included (ON CONFLICT on the per-tenant unique e164). A number active
+ * in another tenant is 409 for the whole call (nothing is added), named but never its tenant; the
+ * platform-wide unique index on active numbers settles a race.
  */
 export async function provisionHouseDids(deps: AppDeps, tenantId: string, body: AdminProvisionDidsInput) {
   const settings = settingsOf(body);
+  try {
+    return await provisionInTenant(deps, tenantId, settings);
+  } catch (err) {
+    if (!(err instanceof AppError) && isUniqueViolation(err)) throw conflict(DID_CONFLICT);
+    throw err;
+  }
+}
+
+function provisionInTenant(deps: AppDeps, tenantId: string, settings: DidSettings[]) {
   return withTenantSql(deps.db, tenantId, async (sql) => {
     const [tenant] = await sql.query<{ id: string }>('SELECT id FROM tenants WHERE id = $1::uuid', [tenantId]);
     if (!tenant) throw notFound();
+    const [taken] = await activeElsewhereSql(sql, settings.map((s) => s.e164));
+    if (taken !== undefined) throw conflict(`e164s: ${taken} cannot be provisioned: ${DID_CONFLICT}`);
     const inserted = await sql.query<Did>(
       `INSERT INTO dids (tenant_id, e164, npa, us_state, attestation, status, origin, labels, notes)
        SELECT $1::uuid, x.e164, x.npa, x.us_state, x.attestation, 'active', 'house', x.labels, NULL
@@ -62,6 +80,6 @@ export async function provisionHouseDids(deps: AppDeps, tenantId: string, body: 
       })),
     );
     const all = await sql.query<Did>(`SELECT ${DID_COLUMNS} FROM dids WHERE e164 = ANY ($1::text[]) ORDER BY e164`, [settings.map((s) => s.e164)]);
-    return { dids: all.map(didView), created: inserted.length, existing: settings.length - inserted.length };
+    return { dids: all.map((d) => didView(d)), created: inserted.length, existing: settings.length - inserted.length };
   });
 }
