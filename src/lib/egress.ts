@@ -40,6 +40,29 @@ const METADATA_NAMES = new Set(['metadata', 'metadata.google.internal', 'metadat
 /** Names that only mean something inside a private network. */
 const INTERNAL_SUFFIXES = ['.local', '.localhost', '.internal', '.intranet', '.corp', '.home', '.lan', '.private', '.localdomain', '.home.arpa'];
 
+// ipaddr.js calls 100.64.0.0/10 (carrier-grade NAT) "carrierGradeNat" and 0.0.0.0/8 "unspecified";
+// anything it does not name explicitly is "unicast", so the remaining special blocks are listed here.
+const EXTRA_REFUSED_V4 = [
+  ['0.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['240.0.0.0', 4],
+] as const;
+const EXTRA_REFUSED_V6 = [
+  // IPv4-compatible (::a.b.c.d, deprecated by RFC 4291): ipaddr.js calls it unicast, yet some
+  // stacks still route it to the embedded IPv4 address.
+  ['::', 96],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+  ['2001:db8::', 32],
+  ['64:ff9b::', 96],
+] as const;
+
 /** Whether an address is public unicast (IPv4-mapped IPv6 is judged as its IPv4). */
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
@@ -48,38 +71,57 @@ export function isPublicAddress(address: string): boolean {
   if (METADATA_ADDRESSES.has(ip.toNormalizedString()) || METADATA_ADDRESSES.has(ip.toString())) return false;
   const range = ip.range();
   if (!PUBLIC_RANGES.has(range)) return false;
-  // ipaddr.js calls 100.64.0.0/10 (carrier-grade NAT) "carrierGradeNat" and 0.0.0.0/8 "unspecified";
-  // anything it does not name explicitly is "unicast", so the remaining special blocks are listed here.
   if (ip.kind() === 'ipv4') {
     const v4 = ip as ipaddr.IPv4;
-    for (const [net, bits] of [
-      ['0.0.0.0', 8],
-      ['100.64.0.0', 10],
-      ['192.0.0.0', 24],
-      ['192.0.2.0', 24],
-      ['198.18.0.0', 15],
-      ['198.51.100.0', 24],
-      ['203.0.113.0', 24],
-      ['240.0.0.0', 4],
-    ] as const) {
+    for (const [net, bits] of EXTRA_REFUSED_V4) {
       if (v4.match(ipaddr.IPv4.parse(net), bits)) return false;
     }
   } else {
     const v6 = ip as ipaddr.IPv6;
-    for (const [net, bits] of [
-      // IPv4-compatible (::a.b.c.d, deprecated by RFC 4291): ipaddr.js calls it unicast, yet some
-      // stacks still route it to the embedded IPv4 address.
-      ['::', 96],
-      ['fc00::', 7],
-      ['fe80::', 10],
-      ['ff00::', 8],
-      ['2001:db8::', 32],
-      ['64:ff9b::', 96],
-    ] as const) {
+    for (const [net, bits] of EXTRA_REFUSED_V6) {
       if (v6.match(ipaddr.IPv6.parse(net), bits)) return false;
     }
   }
   return true;
+}
+
+type Block = [ipaddr.IPv4 | ipaddr.IPv6, number];
+
+/** Every block isPublicAddress refuses: ipaddr.js's special ranges, the extra blocks, the metadata addresses. */
+function refusedBlocks(kind: 'ipv4' | 'ipv6'): Block[] {
+  const special = (kind === 'ipv4' ? ipaddr.IPv4 : ipaddr.IPv6).prototype as unknown as { SpecialRanges: Record<string, Block | Block[]> };
+  const blocks: Block[] = Object.values(special.SpecialRanges).flatMap((r) => (Array.isArray(r[0]) ? (r as Block[]) : [r as Block]));
+  for (const [net, bits] of kind === 'ipv4' ? EXTRA_REFUSED_V4 : EXTRA_REFUSED_V6) blocks.push([ipaddr.parse(net), bits]);
+  for (const a of METADATA_ADDRESSES) {
+    const ip = ipaddr.parse(a);
+    if (ip.kind() === kind) blocks.push([ip, kind === 'ipv4' ? 32 : 128]);
+  }
+  return blocks;
+}
+
+/**
+ * Whether every address of a CIDR block is public (isPublicAddress), without walking it: CIDR
+ * blocks either nest or are disjoint, so the block is public when its first address is and no
+ * refused block lies inside it. An IPv4-mapped IPv6 block is judged as its IPv4 block.
+ */
+export function isPublicBlock(address: string, bits: number): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  let ip = ipaddr.parse(address);
+  let prefix = bits;
+  if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96) {
+    ip = (ip as ipaddr.IPv6).toIPv4Address();
+    prefix = bits - 96;
+  }
+  const kind = ip.kind();
+  const network = kind === 'ipv4' ? ipaddr.IPv4.networkAddressFromCIDR(`${ip.toString()}/${prefix}`) : ipaddr.IPv6.networkAddressFromCIDR(`${ip.toString()}/${prefix}`);
+  if (!isPublicAddress(network.toString())) return false;
+  return !refusedBlocks(kind).some(([net, netBits]) => netBits >= prefix && (net as ipaddr.IPv4).match(network, prefix));
+}
+
+/** A host name that means something only inside a private network or a cloud (localhost, *.internal, metadata). */
+export function isInternalHostName(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/\.$/, '');
+  return METADATA_NAMES.has(host) || !host.includes('.') || host === 'localhost' || INTERNAL_SUFFIXES.some((s) => host.endsWith(s));
 }
 
 /** `scheme://host:port` of a URL, as EGRESS_ALLOWLIST lists origins. */

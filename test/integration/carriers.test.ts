@@ -15,6 +15,15 @@ function expectError(res: HttpResult, status: number, code: string, messagePart?
   if (messagePart !== undefined) expect(res.body.error.message).toMatch(messagePart);
 }
 
+/** DNS of the test: names the carriers use, one of them pointing inside. */
+const DNS: Record<string, string[]> = {
+  'sip.carrier.example': ['8.20.247.20'],
+  'sip.example.com': ['8.20.247.21'],
+  'dual.carrier.example': ['8.20.247.22', '10.0.0.9'],
+  'rebind.carrier.example': ['8.20.247.23'],
+};
+const resolve = (host: string) => (DNS[host] ? Promise.resolve(DNS[host]) : Promise.reject(new Error('ENOTFOUND')));
+
 describe('Carriers', () => {
   let app: TestApp;
   let owner: Client;
@@ -34,7 +43,7 @@ describe('Carriers', () => {
   const provision = (token: string, id: string) => app.request('POST', `/v1/carriers/${id}/provision`, { token });
   const revoke = (token: string, id: string) => app.request('POST', `/v1/carriers/${id}/revoke`, { token });
   const create = async (token: string, body: Record<string, unknown> = {}) => {
-    const res = await post(token, { kind: 'byoc', name: 'Trunk', sip_proxy: 'sip.carrier.example:5060', source_ips: ['203.0.113.10'], ...body });
+    const res = await post(token, { kind: 'byoc', name: 'Trunk', sip_proxy: 'sip.carrier.example:5060', source_ips: ['8.20.247.10'], ...body });
     expect({ status: res.status, body: res.status === 201 ? null : res.body }).toEqual({ status: 201, body: null });
     return res.body.carrier as Record<string, any>;
   };
@@ -50,7 +59,13 @@ describe('Carriers', () => {
     const origin = edge.origin;
     edgeBase = `${origin}/sbc/`;
     // Port 9 (discard) is allowlisted but closed: the network-failure case.
-    app = await startTestApp({ EGRESS_ALLOWLIST: `${origin},http://127.0.0.1:9`, SBC_API_URL: edgeBase, SBC_API_TOKEN: SBC_TOKEN });
+    app = await startTestApp({
+      EGRESS_ALLOWLIST: `${origin},http://127.0.0.1:9`,
+      SBC_API_URL: edgeBase,
+      SBC_API_TOKEN: SBC_TOKEN,
+      SIP_EDGE_ALLOWLIST: '10.99.0.0/16,sbc.corp.example',
+    });
+    app.deps.resolver = resolve;
     owner = new Client({ connectionString: process.env.TEST_DATABASE_URL });
     await owner.connect();
     [a, b, c] = await Promise.all([provisionTenant(app), provisionTenant(app), provisionTenant(app)]);
@@ -75,7 +90,7 @@ describe('Carriers', () => {
         kind: 'byoc',
         name: '  Acme  ',
         sip_proxy: ' SIP.Carrier.Example:5060 ',
-        source_ips: ['203.0.113.10', '198.51.100.0/24', '2001:DB8::1', '2001:db8:0:0::/64'],
+        source_ips: ['8.20.247.10', '64.16.250.0/24', '2606:4700::1', '2606:4700:0:0::/64'],
         account_id: randomUUID(),
       });
       expect(res.status).toBe(201);
@@ -88,7 +103,7 @@ describe('Carriers', () => {
         kind: 'byoc',
         name: 'Acme',
         sip_proxy: 'sip.carrier.example:5060',
-        source_ips: ['203.0.113.10', '198.51.100.0/24', '2001:db8::1', '2001:db8::/64'],
+        source_ips: ['8.20.247.10', '64.16.250.0/24', '2606:4700::1', '2606:4700::/64'],
         status: 'active',
       });
       expect(edge.calls).toEqual([]);
@@ -99,8 +114,8 @@ describe('Carriers', () => {
     it('defaults: no proxy, no sources, active; a house trunk and a disabled one', async () => {
       expect(await create(a.apiKey, { kind: 'house', sip_proxy: undefined, source_ips: undefined })).toMatchObject({ kind: 'house', sip_proxy: null, source_ips: [], status: 'active' });
       expect(await create(a.apiKey, { sip_proxy: '  ', status: 'disabled' })).toMatchObject({ sip_proxy: null, status: 'disabled' });
-      expect((await create(a.apiKey, { sip_proxy: '[2001:db8::5]:5061' })).sip_proxy).toBe('[2001:db8::5]:5061');
-      expect((await create(a.apiKey, { sip_proxy: '192.0.2.7' })).sip_proxy).toBe('192.0.2.7');
+      expect((await create(a.apiKey, { sip_proxy: '[2606:4700::5]:5061' })).sip_proxy).toBe('[2606:4700::5]:5061');
+      expect((await create(a.apiKey, { sip_proxy: '8.20.247.7' })).sip_proxy).toBe('8.20.247.7');
     });
 
     it.each([
@@ -126,12 +141,43 @@ describe('Carriers', () => {
       ['proxy port 0', { sip_proxy: 'sip.example.com:0' }, /sip_proxy/],
       ['proxy port too high', { sip_proxy: 'sip.example.com:70000' }, /sip_proxy/],
       ['bad IPv4 proxy', { sip_proxy: '300.1.1.1' }, /sip_proxy/],
-      ['unbracketed IPv6 proxy', { sip_proxy: '2001:db8::1' }, /sip_proxy/],
+      ['unbracketed IPv6 proxy', { sip_proxy: '2606:4700::1' }, /sip_proxy/],
       ['bad source', { source_ips: ['10.0.0.1', 'not-an-ip'] }, /source_ips\[1\]/],
       ['bad CIDR', { source_ips: ['10.0.0.0/33'] }, /source_ips\[0\]/],
       ['duplicate source', { source_ips: ['10.0.0.1', '10.0.0.1'] }, /twice/],
     ])('400 invalid: %s', async (_label, body, message) => {
       expectError(await post(a.apiKey, { kind: 'byoc', name: 'x', ...body }), 400, 'invalid', message);
+    });
+
+    it.each([
+      ['a loopback proxy', { sip_proxy: '127.0.0.1:5060' }, /^sip_proxy .*not a public address/],
+      ['a private proxy', { sip_proxy: '10.1.2.3' }, /^sip_proxy .*not a public address/],
+      ['the cloud metadata address', { sip_proxy: '169.254.169.254' }, /^sip_proxy .*not a public address/],
+      ['a CGNAT proxy', { sip_proxy: '100.64.0.1' }, /^sip_proxy .*not a public address/],
+      ['an IPv6 loopback proxy', { sip_proxy: '[::1]:5060' }, /^sip_proxy .*not a public address/],
+      ['localhost', { sip_proxy: 'localhost:5060' }, /^sip_proxy .*internal host name/],
+      ['a metadata host name', { sip_proxy: 'metadata.google.internal' }, /^sip_proxy .*internal host name/],
+      ['a name resolving to a private address', { sip_proxy: 'dual.carrier.example' }, /^sip_proxy .*resolves to a non-public address/],
+      ['a name that does not resolve', { sip_proxy: 'nowhere.carrier.example' }, /^sip_proxy .*does not resolve/],
+      ['a private source', { source_ips: ['8.20.247.10', '192.168.1.0/24'] }, /^source_ips\[1\] .*not a public address/],
+      ['a link-local source', { source_ips: ['169.254.169.254'] }, /^source_ips\[0\]/],
+      ['every address', { source_ips: ['0.0.0.0/0'] }, /^source_ips\[0\]/],
+      ['a block holding a private range', { source_ips: ['8.0.0.0/4'] }, /^source_ips\[0\]/],
+    ])('400 invalid, nothing stored: sip_proxy and source_ips pass the public-address rules (%s)', async (_label, body, message) => {
+      const name = `refused-${randomUUID()}`;
+      expectError(await post(a.apiKey, { kind: 'byoc', name, ...body }), 400, 'invalid', message);
+      expect((await list(a.apiKey)).body.carriers.map((x: { name: string }) => x.name)).not.toContain(name);
+    });
+
+    it('SIP_EDGE_ALLOWLIST lets the operator name private addresses, blocks and host names', async () => {
+      expect(await create(a.apiKey, { sip_proxy: '10.99.1.2:5060', source_ips: ['10.99.3.0/24', '10.99.0.7'] })).toMatchObject({
+        sip_proxy: '10.99.1.2:5060',
+        source_ips: ['10.99.3.0/24', '10.99.0.7'],
+      });
+      // Listed by name: accepted without a lookup (the test DNS does not know it).
+      expect((await create(a.apiKey, { sip_proxy: 'SBC.corp.example:5080' })).sip_proxy).toBe('sbc.corp.example:5080');
+      expectError(await post(a.apiKey, { kind: 'byoc', name: 'x', sip_proxy: '10.98.0.1' }), 400, 'invalid', /sip_proxy/);
+      expectError(await post(a.apiKey, { kind: 'byoc', name: 'x', source_ips: ['10.0.0.0/8'] }), 400, 'invalid', /source_ips\[0\]/);
     });
 
     it('400 for malformed JSON and 415 for a non-JSON body', async () => {
@@ -198,7 +244,7 @@ describe('Carriers', () => {
 
   describe('provision and revoke', () => {
     it('provisions a byoc trunk on the edge: an upsert with the bearer, recorded and audited', async () => {
-      const carrier = await create(a.apiKey, { source_ips: ['203.0.113.10', '198.51.100.0/24'] });
+      const carrier = await create(a.apiKey, { source_ips: ['8.20.247.10', '64.16.250.0/24'] });
       const res = await provision(a.apiKey, carrier.id);
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ status: 'provisioned' });
@@ -207,7 +253,7 @@ describe('Carriers', () => {
           method: 'POST',
           url: `/sbc/trunks/${carrier.id}`,
           authorization: `Bearer ${SBC_TOKEN}`,
-          body: { account_id: carrier.account_id, tenant_id: a.tenantId, name: 'Trunk', sip_proxy: 'sip.carrier.example:5060', source_ips: ['203.0.113.10', '198.51.100.0/24'] },
+          body: { account_id: carrier.account_id, tenant_id: a.tenantId, name: 'Trunk', sip_proxy: 'sip.carrier.example:5060', source_ips: ['8.20.247.10', '64.16.250.0/24'] },
         },
       ]);
       expect((await row(a, carrier.id)).edgeStatus).toBe('provisioned');
@@ -263,6 +309,19 @@ describe('Carriers', () => {
       expectError(await provision(a.apiKey, (await create(a.apiKey, { status: 'disabled' })).id), 422, 'unprocessable', /active/);
       expectError(await provision(a.apiKey, (await create(a.apiKey, { sip_proxy: null })).id), 422, 'unprocessable', /sip_proxy/);
       expect(edge.calls).toEqual([]);
+    });
+
+    it('422 at provision when the stored sip_proxy no longer passes: its name re-pointed at a private address; nothing is sent', async () => {
+      const carrier = await create(a.apiKey, { sip_proxy: 'rebind.carrier.example:5060' });
+      DNS['rebind.carrier.example'] = ['169.254.169.254'];
+      try {
+        expectError(await provision(a.apiKey, carrier.id), 422, 'unprocessable', /^sip_proxy .*non-public address.*cannot be provisioned/);
+      } finally {
+        DNS['rebind.carrier.example'] = ['8.20.247.23'];
+      }
+      expect(edge.calls).toEqual([]);
+      expect((await row(a, carrier.id)).edgeStatus).toBeNull();
+      expect((await provision(a.apiKey, carrier.id)).body).toEqual({ status: 'provisioned' });
     });
 
     it('an account-wide trunk is provisioned and revoked only by an account_admin session, of any tenant of the account', async () => {

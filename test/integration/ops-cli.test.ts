@@ -425,7 +425,7 @@ describe('help and usage', () => {
     const noContext = { io: { out: () => undefined, err: () => undefined }, context: () => Promise.reject(new Error('connected')), staleSeconds: 900 };
     const paths = commandPaths(noContext);
     expect(paths.map((p) => p.join(' '))).toEqual(
-      expect.arrayContaining(['campaigns list', 'campaigns show', 'campaigns pause', 'campaigns resume', 'campaigns stop', 'campaigns reset', 'campaigns replay', 'webhooks dead-letters', 'webhooks redeliver', 'exports stuck']),
+      expect.arrayContaining(['campaigns list', 'campaigns show', 'campaigns pause', 'campaigns resume', 'campaigns stop', 'campaigns reset', 'campaigns replay', 'webhooks dead-letters', 'webhooks redeliver', 'exports stuck', 'keys status', 'keys rotate']),
     );
     for (const p of [[], ...paths]) {
       const res = await cli(...p, '--help');
@@ -478,7 +478,7 @@ describe('docs/runbook.md', () => {
       ran.add(words.filter((w) => !w.startsWith('-') && !w.startsWith('<') && !w.includes(' ')).slice(0, 2).join(' '));
     }
     expect([...ran]).toEqual(
-      expect.arrayContaining(['campaigns list', 'campaigns show', 'campaigns pause', 'campaigns resume', 'campaigns stop', 'campaigns reset', 'campaigns replay', 'webhooks dead-letters', 'webhooks redeliver', 'exports stuck']),
+      expect.arrayContaining(['campaigns list', 'campaigns show', 'campaigns pause', 'campaigns resume', 'campaigns stop', 'campaigns reset', 'campaigns replay', 'webhooks dead-letters', 'webhooks redeliver', 'exports stuck', 'keys status', 'keys rotate']),
     );
     expect(existsSync(file)).toBe(true);
     expect(await stateOf(t, campaignId)).toBe('completed');

@@ -50,7 +50,10 @@ export function carrierRoutes(deps: AppDeps) {
       description: `Body \`{kind, name}\` required; \`sip_proxy\`, \`source_ips\`, \`status\` (active by default, or disabled) and \`scope\`
 (sede by default) optional; \`account_id\` is accepted and ignored. ${EMPRESA_RULE} Registering does not touch the SIP edge: use
 provision. Errors: 400 \`bad_request\` for malformed JSON, a wrong JSON type, a value outside an enum or an unknown key (\`tenant_id\`
-included); 400 \`invalid\` for a rule on name, sip_proxy, source_ips or status (named in the message); 403 for scope empresa without
+included); 400 \`invalid\` for a rule on name, sip_proxy, source_ips or status (named in the message), including the public-address
+rules of the egress check: a sip_proxy address, every address its host name resolves to, and every address of each source_ips block
+must be public (loopback, private, CGNAT, link-local, reserved and cloud metadata ranges, internal names such as \`localhost\` or
+\`*.internal\`, and a name that does not resolve are refused) unless the operator lists it in SIP_EDGE_ALLOWLIST; 403 for scope empresa without
 account_admin; 413 over 8 MiB; 415 when the body is not JSON. Audited as carrier.created. ${SCOPE}`,
       request: { body: jsonBody(CreateCarrierBody) },
       responses: { 201: jsonContent(CarrierEnvelope, 'Registered'), ...errorResponses(400, 401, 403, 413, 415) },
@@ -82,7 +85,8 @@ account_admin; 413 over 8 MiB; 415 when the body is not JSON. Audited as carrier
       middleware,
       summary: 'Push a BYOC trunk to the SIP edge',
       description: `Answers \`{status: provisioned}\` when the edge accepted, \`{status: sbc_disabled}\` without an edge. 422
-\`unprocessable\` for a house trunk (the platform's own, never pushed), a trunk that is not active, or one without sip_proxy. ${EDGE}
+\`unprocessable\` for a house trunk (the platform's own, never pushed), a trunk that is not active, one without sip_proxy, or one whose
+sip_proxy or source_ips no longer pass the public-address rules of POST (judged again at the push, the host name resolved again). ${EDGE}
 ${EMPRESA_RULE} ${ID_NOTE} ${SCOPE}`,
       request: { params: IdParam },
       responses: { 200: jsonContent(CarrierEdgeResult, 'Provisioned, or intent recorded'), ...errorResponses(401, 403, 404, 422, 502) },

@@ -1,4 +1,5 @@
 import ipaddr from 'ipaddr.js';
+import { isInternalHostName, isPublicAddress, isPublicBlock } from '../../lib/egress';
 import { invalid } from '../../lib/errors';
 
 /**
@@ -87,4 +88,71 @@ export function sourceIpsOf(raw: string[]): string[] {
     out.push(source);
   });
   return out;
+}
+
+const PUBLIC_RULE = 'loopback, private, CGNAT, link-local, reserved and cloud metadata addresses are refused unless SIP_EDGE_ALLOWLIST lists them';
+
+/** Whether a block (or one address, at its full length) lies inside a SIP_EDGE_ALLOWLIST block. */
+function allowlistedBlock(address: string, bits: number, allowlist: readonly string[]): boolean {
+  const ip = ipaddr.parse(address);
+  return allowlist.some((entry) => {
+    if (!entry.includes('/')) return false;
+    const [net, netBits] = ipaddr.parseCIDR(entry);
+    return net.kind() === ip.kind() && netBits <= bits && (ip as ipaddr.IPv4).match(net, netBits);
+  });
+}
+
+/** Whether one address may be where a trunk's signalling goes or comes from: public, or allowlisted by the operator. */
+export function edgeAddressAllowed(address: string, allowlist: readonly string[]): boolean {
+  const bits = ipaddr.parse(address).kind() === 'ipv4' ? 32 : 128;
+  return isPublicAddress(address) || allowlistedBlock(address, bits, allowlist);
+}
+
+/**
+ * source_ips (normalized by sourceIpsOf) pass the egress check's public-address rules: a block is
+ * refused when any address of it is not public, unless SIP_EDGE_ALLOWLIST covers it.
+ */
+export function assertPublicSources(sources: readonly string[], allowlist: readonly string[]): void {
+  sources.forEach((source, i) => {
+    const [address, bitsText] = source.split('/') as [string, string | undefined];
+    const bits = bitsText === undefined ? (ipaddr.parse(address).kind() === 'ipv4' ? 32 : 128) : Number(bitsText);
+    if (!isPublicBlock(address, bits) && !allowlistedBlock(address, bits, allowlist)) {
+      throw invalid(`source_ips[${i}] ${source} is not a public address (${PUBLIC_RULE})`);
+    }
+  });
+}
+
+/** The host of a stored sip_proxy: an address (IPv6 without its brackets) or a host name (without a trailing dot). */
+export function sipProxyHostOf(sipProxy: string): { address: string } | { name: string } {
+  const v6 = /^\[([^\]]+)\]/.exec(sipProxy);
+  if (v6) return { address: ipaddr.parse(v6[1]!).toString() };
+  const host = sipProxy.split(':')[0]!;
+  if (ipaddr.IPv4.isValidFourPartDecimal(host)) return { address: host };
+  return { name: host.replace(/\.$/, '') };
+}
+
+/**
+ * The public-address rules of a sip_proxy, given what its name resolves to (`resolved`, unused for
+ * an address): an allowlisted host name passes; an internal or metadata name is refused; an
+ * address, and every address of a name, must be public or allowlisted. Throws 400 invalid naming
+ * sip_proxy.
+ */
+export function assertPublicSipProxy(sipProxy: string, resolved: readonly string[] | null, allowlist: readonly string[]): void {
+  const host = sipProxyHostOf(sipProxy);
+  if ('address' in host) {
+    if (!edgeAddressAllowed(host.address, allowlist)) throw invalid(`sip_proxy ${sipProxy} is not a public address (${PUBLIC_RULE})`);
+    return;
+  }
+  if (allowlist.includes(host.name)) return;
+  if (isInternalHostName(host.name)) throw invalid(`sip_proxy ${sipProxy} is an internal host name (${PUBLIC_RULE})`);
+  if (resolved === null || resolved.length === 0) throw invalid(`sip_proxy ${sipProxy}: the host name does not resolve`);
+  if (resolved.some((a) => !edgeAddressAllowed(a, allowlist))) throw invalid(`sip_proxy ${sipProxy} resolves to a non-public address (${PUBLIC_RULE})`);
+}
+
+/**
+ * The SIP gateway the switch dials a carrier through: derived from the carrier's id, never a name
+ * a tenant chose, so no tenant can name a gateway that is not one of its own carriers.
+ */
+export function carrierGatewayName(carrierId: string): string {
+  return `carrier-${carrierId.toLowerCase()}`;
 }

@@ -13,7 +13,7 @@ export const CarrierSchema = z
     kind: z.enum(CARRIER_KINDS).openapi({ description: 'house: a platform trunk; byoc: the customer’s own carrier, the only kind pushed to the SIP edge' }),
     name: z.string(),
     sip_proxy: z.string().nullable().openapi({ example: 'sip.carrier.example:5060' }),
-    source_ips: z.array(z.string()).openapi({ example: ['203.0.113.10', '198.51.100.0/24'] }),
+    source_ips: z.array(z.string()).openapi({ example: ['8.20.247.10', '64.16.250.0/24'] }),
     status: z.enum(CARRIER_STATUSES),
     created_at: dateTime,
     updated_at: dateTime,
@@ -40,13 +40,13 @@ export const CreateCarrierBody = z
       .nullable()
       .optional()
       .openapi({
-        description: `host[:port]: a host name, an IPv4 address or a bracketed IPv6 address, port 1-65535, at most ${SIP_PROXY_MAX_CHARS} characters (400 invalid otherwise); blank or null is none. A byoc trunk needs one to be provisioned`,
+        description: `host[:port]: a host name, an IPv4 address or a bracketed IPv6 address, port 1-65535, at most ${SIP_PROXY_MAX_CHARS} characters; the address, or every address the name resolves to, public (not loopback, private, CGNAT, link-local, reserved or cloud metadata; not an internal name) unless SIP_EDGE_ALLOWLIST lists it (400 invalid otherwise); blank or null is none. A byoc trunk needs one to be provisioned`,
         example: 'sip.carrier.example:5060',
       }),
     source_ips: z
       .array(z.string())
       .optional()
-      .openapi({ description: `IPv4/IPv6 addresses or CIDR blocks, distinct, at most ${SOURCE_IPS_MAX}; stored normalized (400 invalid otherwise). Default []` }),
+      .openapi({ description: `IPv4/IPv6 addresses or CIDR blocks, distinct, at most ${SOURCE_IPS_MAX}, every address public (as sip_proxy) unless SIP_EDGE_ALLOWLIST covers the block; stored normalized (400 invalid otherwise). Default []` }),
     status: z.enum(CARRIER_STATUSES).optional().openapi({ description: 'Default active; a carrier cannot be created retired (400 invalid)' }),
     scope: z.enum(['sede', 'empresa']).optional().openapi({
       description: 'sede (default): this tenant only. empresa: account-wide, inherited by every tenant of the account; needs a ddu_ session of an account_admin user (403 forbidden otherwise, dd_ keys included)',

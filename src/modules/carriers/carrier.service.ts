@@ -2,10 +2,11 @@ import type { Carrier } from '../../../prisma/generated/client';
 import type { AppDeps } from '../../deps';
 import { actorOf, appendAudit } from '../../lib/audit';
 import type { Principal } from '../../lib/context';
-import { invalid, notFound, unprocessable } from '../../lib/errors';
-import { withTenant } from '../../lib/tenancy';
+import { isInternalHostName } from '../../lib/egress';
+import { AppError, invalid, notFound, unprocessable } from '../../lib/errors';
+import { withTenant, type Tx } from '../../lib/tenancy';
 import { edgeConfigured, sendToEdge } from '../sip-edge/sip-edge.client';
-import { nameOf, sipProxyOf, sourceIpsOf } from './carrier.rules';
+import { assertPublicSipProxy, assertPublicSources, carrierGatewayName, nameOf, sipProxyHostOf, sipProxyOf, sourceIpsOf } from './carrier.rules';
 import type { CreateCarrierInput } from './carrier.schemas';
 import { carrierView } from './carrier.views';
 import { assertAccountAdmin } from '../../lib/account-admin';
@@ -25,6 +26,38 @@ export async function getCarrier(deps: AppDeps, tenantId: string, id: string) {
   return carrierView(row);
 }
 
+/**
+ * Where a trunk's signalling goes (sip_proxy) and comes from (source_ips) passes the egress check's
+ * public-address rules unless the operator allowlisted it (SIP_EDGE_ALLOWLIST): a tenant must not
+ * point the shared SIP edge at the platform's own network. A host name is resolved with the
+ * deployment's resolver and every address it gives is judged. 400 invalid naming the field.
+ */
+async function assertPublicEdge(deps: AppDeps, sipProxy: string | null, sourceIps: readonly string[]): Promise<void> {
+  const allowlist = deps.config.sipEdgeAllowlist;
+  assertPublicSources(sourceIps, allowlist);
+  if (sipProxy === null) return;
+  const host = sipProxyHostOf(sipProxy);
+  const lookup = 'name' in host && !allowlist.includes(host.name) && !isInternalHostName(host.name);
+  const resolved = lookup ? await deps.resolver((host).name).catch(() => null) : null;
+  assertPublicSipProxy(sipProxy, resolved, allowlist);
+}
+
+const NOT_A_GATEWAY = "gateway must be the id of one of the tenant's active carriers (its own or its account's), or null for the deployment default";
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The switch gateway of a campaign run's `gateway` option: the caller names one of its carriers by
+ * id (row-level security shows its own and its account's, never another tenant's), the carrier
+ * must be active, and the gateway string is derived from the id. 400 invalid naming gateway otherwise.
+ */
+export async function carrierGatewayOf(tx: Tx, carrierId: string): Promise<string> {
+  if (!UUID_RE.test(carrierId)) throw invalid(NOT_A_GATEWAY);
+  const row = await tx.carrier.findUnique({ where: { id: carrierId }, select: { id: true, status: true } });
+  if (!row) throw invalid(NOT_A_GATEWAY);
+  if (row.status !== 'active') throw invalid(`gateway: carrier ${row.id} is ${row.status}; ${NOT_A_GATEWAY}`);
+  return carrierGatewayName(row.id);
+}
+
 export async function createCarrier(deps: AppDeps, principal: Principal, body: CreateCarrierInput) {
   const tenantId = principal.tenantId;
   const scope = body.scope ?? 'sede';
@@ -33,6 +66,7 @@ export async function createCarrier(deps: AppDeps, principal: Principal, body: C
   const sourceIps = sourceIpsOf(body.source_ips ?? []);
   const status = body.status ?? 'active';
   if (status === 'retired') throw invalid('status: a carrier cannot be created retired');
+  await assertPublicEdge(deps, sipProxy, sourceIps);
   const actor = actorOf(principal);
   return withTenant(deps.db, tenantId, async (tx) => {
     if (scope === 'empresa') await assertAccountAdmin(tx, principal, 'an account-wide (empresa) carrier');
@@ -87,6 +121,10 @@ export async function provisionCarrier(deps: AppDeps, principal: Principal, id: 
   const row = await actionableCarrier(deps, principal, id, 'provisioning');
   if (row.status !== 'active') throw unprocessable(`only an active trunk can be provisioned (this one is ${row.status})`);
   if (row.sipProxy === null) throw unprocessable('sip_proxy is required to provision a trunk');
+  // Re-judged at the push: a row stored before these rules, or a name re-pointed since, must not reach the edge.
+  await assertPublicEdge(deps, row.sipProxy, row.sourceIps).catch((err: unknown) => {
+    throw err instanceof AppError && err.code === 'invalid' ? unprocessable(`${err.message}; the trunk cannot be provisioned`) : err;
+  });
   const configured = edgeConfigured(deps);
   if (configured) {
     await sendToEdge(deps, {
