@@ -12,7 +12,7 @@ import { createDeps, startHttpServer } from '../../src/runtime';
 import { runStateQuery } from '../../workflows/campaign-run.workflow';
 import { campaignRunWorkflowId } from '../../workflows/ids';
 import { runWorker, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
-import { ADMIN_TOKEN, httpRequest, provisionTenant, startTestApp, testEnv, uniqueName, type HttpResult, type ProvisionedTenant, type TestApp } from '../helpers/harness';
+import { ADMIN_TOKEN, createUserSession, httpRequest, provisionTenant, startTestApp, testEnv, uniqueName, type HttpResult, type ProvisionedTenant, type TestApp } from '../helpers/harness';
 import { widgetRouter } from '../helpers/widget';
 
 jest.setTimeout(120_000);
@@ -136,6 +136,13 @@ async function campaignIn(t: ProvisionedTenant, state: State): Promise<string> {
   return id;
 }
 
+/** A carrier of `t` registered through the API (no sip_proxy: nothing to resolve); its id. */
+async function carrier(t: ProvisionedTenant, body: Record<string, unknown> = {}, token = t.apiKey): Promise<string> {
+  const res = await app.request('POST', '/v1/carriers', { token, body: { kind: 'byoc', name: uniqueName('trunk'), ...body } });
+  expect({ status: res.status, body: res.status === 201 ? null : res.body }).toEqual({ status: 201, body: null });
+  return res.body.carrier.id as string;
+}
+
 async function expectNoRun(t: ProvisionedTenant, campaignId: string, a: TestApp = app) {
   await expect(runHandle(t, campaignId, a).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
 }
@@ -189,7 +196,8 @@ describe('the state machine over HTTP', () => {
 describe('start and resume', () => {
   it('persists running with an audit entry campaign.start holding the runner options, and starts the run workflow', async () => {
     const id = await create(tenant);
-    const options = { tick_ms: 250, batch_size: 5, gateway: 'carrier-a', agent_domain: 'pbx.example.com', call_ttl_ms: 60_000, blocked_cooldown_ms: 0 };
+    const carrierId = await carrier(tenant);
+    const options = { tick_ms: 250, batch_size: 5, gateway: carrierId, agent_domain: 'pbx.example.com', call_ttl_ms: 60_000, blocked_cooldown_ms: 0 };
     const res = await callOk(tenant, id, 'start', options);
     expect(res.body.campaign).toMatchObject({ id, state: 'running' });
     expect((await app.request('GET', `/v1/campaigns/${id}`, { token: tenant.apiKey })).body.campaign.state).toBe('running');
@@ -207,7 +215,8 @@ describe('start and resume', () => {
     expect(described.searchAttributes).toMatchObject({ TenantId: [tenant.tenantId], CampaignId: [id] });
     expect(described.typedSearchAttributes.get(TENANT_KEY)).toBe(tenant.tenantId);
     expect(described.typedSearchAttributes.get(CAMPAIGN_KEY)).toBe(id);
-    expect(await runInput(handle)).toEqual({ tenantId: tenant.tenantId, campaignId: id, options });
+    // The run dials through the switch gateway derived from the carrier's id.
+    expect(await runInput(handle)).toEqual({ tenantId: tenant.tenantId, campaignId: id, options: { ...options, gateway: `carrier-${carrierId}` } });
   });
 
   it('starts with the default runner options when the body is absent', async () => {
@@ -277,7 +286,7 @@ describe('start and resume', () => {
       ['out of range (low)', { batch_size: 0 }, /batch_size/],
       ['out of range (high)', { tick_ms: 60_001 }, /tick_ms/],
       ['out of range (negative)', { blocked_cooldown_ms: -1 }, /blocked_cooldown_ms/],
-      ['a bad gateway', { gateway: 'gw/evil' }, /gateway/],
+      ['a gateway that is not a string', { gateway: 7 }, /gateway/],
       ['a bad agent_domain', { agent_domain: 'pbx example.com' }, /agent_domain/],
       ['an unknown key', { surprise: true }, /surprise/],
       ['ai_disclosure_configured', { ai_disclosure_configured: true }, /ai_disclosure_configured/],
@@ -316,6 +325,74 @@ describe('start and resume', () => {
       );
       expect(await stateOf(tenant, id)).toBe(verb === 'start' ? 'draft' : 'paused');
     });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+describe('gateway: one of the tenant\'s own active carriers, or the deployment default', () => {
+  const NOT_OWN = /^gateway.*one of the tenant's active carriers/;
+
+  it("refuses another tenant's carrier, by its id or by the switch gateway derived from it: 400 invalid, nothing starts", async () => {
+    const foreign = await carrier(other);
+    for (const gateway of [foreign, `carrier-${foreign}`, foreign.toUpperCase()]) {
+      const id = await create(tenant);
+      const before = await audits(tenant, id);
+      expectError(await call(tenant, id, 'start', { gateway }), 400, 'invalid', NOT_OWN);
+      expect(await stateOf(tenant, id)).toBe('draft');
+      expect(await audits(tenant, id)).toEqual(before);
+      await expectNoRun(tenant, id);
+    }
+    // Its owner dials through it.
+    const own = await create(other);
+    await callOk(other, own, 'start', { gateway: foreign });
+    expect(await runInput(runHandle(other, own))).toMatchObject({ options: { gateway: `carrier-${foreign}` } });
+  });
+
+  it.each([
+    ['free text', 'gw-evil'],
+    ['a path', 'gw/evil'],
+    ['the switch default by name', 'default'],
+    ['an unknown id', '7d9c3c2e-0a51-4f57-9a41-3c1fbc1c2d10'],
+  ])('refuses %s: 400 invalid naming gateway', async (_what, gateway) => {
+    const id = await create(tenant);
+    expectError(await call(tenant, id, 'start', { gateway }), 400, 'invalid', NOT_OWN);
+    expect(await stateOf(tenant, id)).toBe('draft');
+  });
+
+  it('refuses a disabled or a retired carrier of its own', async () => {
+    const disabled = await carrier(tenant, { status: 'disabled' });
+    const id = await create(tenant);
+    expectError(await call(tenant, id, 'start', { gateway: disabled }), 400, 'invalid', /^gateway: carrier .* is disabled/);
+    // No route retires a carrier yet: the row is put in that state directly.
+    const retired = await carrier(tenant);
+    await withTenant(app.deps.db, tenant.tenantId, (tx) => tx.carrier.update({ where: { id: retired }, data: { status: 'retired' } }));
+    expectError(await call(tenant, id, 'start', { gateway: retired }), 400, 'invalid', /^gateway: carrier .* is retired/);
+    expect(await stateOf(tenant, id)).toBe('draft');
+    await expectNoRun(tenant, id);
+  });
+
+  it('accepts an account-wide carrier the tenant inherits, and null for the deployment default', async () => {
+    const t = await provisionTenant(app);
+    const admin = (await createUserSession(app, t)).token;
+    const shared = await carrier(t, { scope: 'empresa' }, admin);
+    const id = await create(t);
+    await callOk(t, id, 'start', { gateway: shared });
+    expect(await runInput(runHandle(t, id))).toMatchObject({ options: { gateway: `carrier-${shared}` } });
+    const byDefault = await create(t);
+    await callOk(t, byDefault, 'start', { gateway: null });
+    expect(await runInput(runHandle(t, byDefault))).toMatchObject({ options: { gateway: null } });
+  });
+
+  it("resume with another tenant's carrier is refused and the open run keeps its gateway", async () => {
+    const own = await carrier(tenant);
+    const id = await create(tenant);
+    await callOk(tenant, id, 'start', { gateway: own });
+    await callOk(tenant, id, 'pause');
+    const run = await runHandle(tenant, id).describe();
+    expectError(await call(tenant, id, 'resume', { gateway: await carrier(other) }), 400, 'invalid', NOT_OWN);
+    expect(await stateOf(tenant, id)).toBe('paused');
+    expect((await runHandle(tenant, id).describe()).runId).toBe(run.runId);
+    expect(await runInput(runHandle(tenant, id))).toMatchObject({ options: { gateway: `carrier-${own}` } });
   });
 });
 

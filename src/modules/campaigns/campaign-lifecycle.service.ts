@@ -5,6 +5,7 @@ import { conflict, internal, notFound } from '../../lib/errors';
 import { withTenant } from '../../lib/tenancy';
 import { campaignRunWorkflow, pauseSignal, resumeSignal, statsQuery, stopSignal, type CampaignRunStats } from '../../../workflows/campaign-run.workflow';
 import { campaignRunWorkflowId } from '../../../workflows/ids';
+import { carrierGatewayOf } from '../carriers/carrier.service';
 import { DEFAULT_RUNNER_OPTIONS, type RunnerOptions } from '../dialer/runner-options';
 import { acceptedStates, lifecycleTarget, type CampaignVerb } from './campaign-lifecycle.rules';
 import { campaignView } from './campaign.views';
@@ -35,7 +36,12 @@ export async function transitionCampaign(
   // The path id may be any spelling PostgreSQL reads as this uuid (upper case, say): from the lock
   // on, the campaign is named by its canonical id, so the workflow id (a business key), its search
   // attributes and the audit subject are the same whatever the caller wrote.
+  const wakesWithOptions = verb === 'start' || verb === 'resume';
+  // What the run gets: the options as sent, but the gateway is the switch's name for the carrier
+  // the caller named, derived by carrierGatewayOf (the audit keeps the caller's carrier id).
+  let runOptions = options;
   const view = await withTenant(deps.db, tenantId, async (tx) => {
+    if (wakesWithOptions && options.gateway !== null) runOptions = { ...options, gateway: await carrierGatewayOf(tx, options.gateway) };
     const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id::text AS id FROM campaigns WHERE id = ${id}::uuid FOR UPDATE`;
     const row = locked.length ? await tx.campaign.findUnique({ where: { id: locked[0]!.id } }) : null;
     if (!row) throw notFound();
@@ -55,7 +61,7 @@ export async function transitionCampaign(
       action: `campaign.${verb}`,
       subjectType: 'campaign',
       subjectId: row.id,
-      payload: { from: row.state, to, ...((verb === 'start' || verb === 'resume') && (optionsGiven || row.state === 'draft') ? { runner_options: options } : {}) },
+      payload: { from: row.state, to, ...(wakesWithOptions && (optionsGiven || row.state === 'draft') ? { runner_options: options } : {}) },
     });
     return campaignView(updated);
   });
@@ -71,9 +77,9 @@ export async function transitionCampaign(
       await temporal.workflow.signalWithStart(campaignRunWorkflow, {
         workflowId,
         taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
-        args: [{ tenantId, campaignId, options }],
+        args: [{ tenantId, campaignId, options: runOptions }],
         signal: resumeSignal,
-        signalArgs: [optionsGiven ? options : null],
+        signalArgs: [optionsGiven ? runOptions : null],
         searchAttributes: { TenantId: [tenantId], CampaignId: [campaignId] },
       });
     } else {

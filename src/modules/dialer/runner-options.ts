@@ -9,12 +9,20 @@ export const RunnerOptionsBody = z
   .strictObject({
     tick_ms: z.number().int().min(100).max(60_000).default(1000).openapi({ description: 'Pause between dial ticks (100..60000 ms, default 1000)' }),
     batch_size: z.number().int().min(1).max(500).default(50).openapi({ description: 'Most leads decided and dialed per tick (1..500, default 50)' }),
+    // In a request: a carrier id, checked against the tenant's active carriers when the run starts
+    // (campaign-lifecycle.service). In the run's input: the switch gateway derived from that id.
     gateway: z
       .string()
-      .regex(/^[A-Za-z0-9._-]{1,64}$/, 'a gateway name of letters, digits, dot, underscore or hyphen (at most 64)')
+      .max(64, 'a carrier id')
       .nullable()
       .default(null)
-      .openapi({ description: 'SIP gateway of consumer legs (`sofia/gateway/<gateway>/<number>`); null = the switch default `default`' }),
+      .openapi({
+        format: 'uuid',
+        description:
+          "The carrier consumer legs go out through: the id of one of the tenant's active carriers (its own, or an account-wide one it inherits), " +
+          'or null for the deployment default gateway. Any other value, another tenant\'s carrier and a disabled or retired one are 400 `invalid` naming gateway. ' +
+          'The switch gateway (`sofia/gateway/carrier-<id>/<number>`) is derived from the id, never taken from the request',
+      }),
     // RFC 1123 host names: dot-separated labels of 1..63 letters, digits or hyphens that neither
     // start nor end with a hyphen, 253 characters in all (no empty label: 'a..b' is refused).
     agent_domain: z
