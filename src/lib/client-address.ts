@@ -27,7 +27,7 @@ export function canonicalAddress(raw: string): string | null {
 function isTrusted(address: string, blocks: Block[]): boolean {
   const ip = ipaddr.parse(address);
   // Same family only; match() then compares the prefix (typed per family, hence the casts).
-  return blocks.some(([net, bits]) => net.kind() === ip.kind() && (ip as ipaddr.IPv4).match(net as ipaddr.IPv4, bits));
+  return blocks.some(([net, bits]) => net.kind() === ip.kind() && (ip as ipaddr.IPv4).match(net, bits));
 }
 
 /**
@@ -56,7 +56,7 @@ export function deriveClientAddress(peer: string | null, forwardedFor: string | 
 
 /** The request's client address under the deployment's TRUSTED_PROXIES. */
 export function clientAddressOf(c: Context, trustedProxies: readonly string[]): string {
-  let peer: string | null = null;
+  let peer: string | null;
   try {
     peer = getConnInfo(c).remote.address ?? null;
   } catch {

@@ -12,7 +12,6 @@ import {
   createUserSession,
   provisionTenant,
   startTestApp,
-  STRONG_PASSWORD,
   uniqueEmail,
   type HttpResult,
   type ProvisionedTenant,

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { passwordResetWorkflowId } from '../../src/contracts/password-reset';
 import { verifyAuditChain } from '../../src/lib/audit';
+import { passwordResetHandOffsSettled } from '../../src/modules/auth/auth.service';
 import { withTenant } from '../../src/lib/tenancy';
 import { sha256Hex } from '../../src/lib/tokens';
 import {
@@ -76,6 +77,7 @@ function outbox(tenantId: string, email: string) {
 
 /** Waits until the address's password-reset workflow has nothing left to do (the 202 comes before its work). */
 async function resetSettled(email: string): Promise<void> {
+  await passwordResetHandOffsSettled();
   const handle = app.deps.temporal!.workflow.getHandle(passwordResetWorkflowId(sha256Hex(email.trim().toLowerCase())));
   await handle.result();
 }
@@ -354,6 +356,7 @@ describe('POST /v1/auth/password-reset', () => {
     const limitedRun = await app.deps.temporal!.workflow.getHandle(passwordResetWorkflowId(sha256Hex(limited.email))).describe();
     const forLimited = await requestReset(limited.email);
     await Promise.all([resetSettled(nobody), resetSettled(disabled.email)]);
+    await passwordResetHandOffsSettled();
 
     for (const res of [forUnknown, forDisabled, forLimited]) {
       expect(res.status).toBe(202);

@@ -131,15 +131,28 @@ export async function logout(deps: AppDeps, token: string): Promise<void> {
 }
 
 /**
- * The whole of the request's own work, identical for every address: the per-email budget, then
- * a signal to the address's password-reset workflow (started if none runs). Whether the address
- * has an account is first looked at by that workflow, after the 202 is sent, so neither the body
- * nor the time of the answer depends on it. Over budget nothing is started and no mail is sent.
+ * The whole of the request's own work, identical for every address: the per-email budget. The
+ * address's password-reset workflow is then signalled (started if none runs) without the answer
+ * waiting for it: whether the address has an account is first looked at by that workflow, so
+ * neither the body nor the time of the 202 depends on it, nor on how long Temporal takes to
+ * accept the hand-off. Over budget nothing is started and no mail is sent.
  */
 export async function requestPasswordReset(deps: AppDeps, email: string): Promise<void> {
   const normalized = email.trim().toLowerCase();
   if (!normalized || normalized.length > 254) return;
   if (!(await deps.rateLimits.consume('passwordReset', normalized))) return;
+  const handOff = handOffPasswordReset(deps, normalized).finally(() => handOffs.delete(handOff));
+  handOffs.add(handOff);
+}
+
+const handOffs = new Set<Promise<void>>();
+
+/** Resolves once every hand-off begun so far has reached Temporal (or failed and been logged). */
+export async function passwordResetHandOffsSettled(): Promise<void> {
+  await Promise.all([...handOffs]);
+}
+
+async function handOffPasswordReset(deps: AppDeps, normalized: string): Promise<void> {
   if (!deps.temporal) {
     deps.logger.error('password reset requested but Temporal is not configured (TEMPORAL_ADDRESS): no link is issued');
     return;
@@ -154,7 +167,7 @@ export async function requestPasswordReset(deps: AppDeps, email: string): Promis
     });
   } catch (err) {
     // The caller's answer never depends on delivery; the failure is only logged.
-    deps.logger.error({ err: (err as Error).message }, 'password reset could not be started');
+    deps.logger.error({ err: (err as Error).message }, 'password reset could not be handed to its workflow');
   }
 }
 
