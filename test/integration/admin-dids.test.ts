@@ -38,7 +38,7 @@ describe('POST /v1/admin/tenants/{id}/dids', () => {
     expect(res.body).toMatchObject({ created: 2, existing: 0 });
     expect(res.body.dids.map((d: { e164: string }) => d.e164)).toEqual([n1, n2]);
     for (const did of res.body.dids) {
-      expect(did).toMatchObject({ tenant_id: tenant.tenantId, origin: 'house', status: 'active', attestation: 'A', us_state: 'NY', npa: '646', labels: ['house-pool'], notes: null });
+      expect(did).toMatchObject({ tenant_id: tenant.tenantId, origin: 'house', status: 'active', attestation: 'A', us_state: 'NY', npa: '646', labels: ['house-pool'], notes: null, verification: null });
       const entries = await audits(tenant, did.id);
       expect(entries.map((e) => [e.action, e.actorType, e.actorId])).toEqual([['did.created', 'operator', null]]);
       expect(entries[0]!.payload).toMatchObject({ e164: did.e164, origin: 'house' });
@@ -57,7 +57,7 @@ describe('POST /v1/admin/tenants/{id}/dids', () => {
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ created: 1, existing: 2 });
     const byNumber = Object.fromEntries(res.body.dids.map((d: { e164: string }) => [d.e164, d]));
-    expect(byNumber[customer]).toMatchObject({ origin: 'customer', labels: ['mine'], status: 'active' });
+    expect(byNumber[customer]).toMatchObject({ origin: 'customer', labels: ['mine'], status: 'quarantine' });
     expect(byNumber[retired]).toMatchObject({ origin: 'customer', status: 'retired' });
     expect(byNumber[fresh]).toMatchObject({ origin: 'house', attestation: 'unknown', labels: [], us_state: null });
     const again = await provisionDids(tenant.tenantId, { e164s: [fresh] });
@@ -65,9 +65,14 @@ describe('POST /v1/admin/tenants/{id}/dids', () => {
     expect(await audits(tenant, byNumber[fresh].id)).toHaveLength(1);
   });
 
-  it('numbers are per tenant: the same number goes to another tenant too, and stays invisible across tenants', async () => {
+  it('a number is active in one tenant at most: 409 naming the number, never the tenant; once retired it may go to another tenant', async () => {
     const shared = nextNumber();
     const first = await provisionDids(tenant.tenantId, { e164s: [shared] });
+    const refused = await provisionDids(other.tenantId, { e164s: [shared] });
+    expectError(refused, 409, 'conflict', new RegExp(shared.replace('+', '\\+')));
+    expect(refused.text).not.toContain(tenant.tenantId);
+    expect((await app.request('GET', '/v1/dids', { token: other.apiKey })).body.dids.map((d: { e164: string }) => d.e164)).not.toContain(shared);
+    expect((await app.request('DELETE', `/v1/dids/${first.body.dids[0].id}`, { token: tenant.apiKey })).status).toBe(200);
     const second = await provisionDids(other.tenantId, { e164s: [shared] });
     expect(second.body).toMatchObject({ created: 1, existing: 0 });
     expect(second.body.dids[0].id).not.toBe(first.body.dids[0].id);

@@ -571,10 +571,14 @@ describe('call flows of a campaign run against the switch simulator', () => {
     await disclose(env, tenant);
     const watch = new CallWatch(env.rig.sim, tenant.tenantId);
     try {
+      // An active number comes from the operator (house); a quarantined one is registered by the tenant.
       const did = async (e164: string, status: string) => {
-        const res = await env.app.request('POST', '/v1/dids', { token: tenant.apiKey, body: { e164, status } });
+        const res =
+          status === 'active'
+            ? await env.app.request('POST', `/v1/admin/tenants/${tenant.tenantId}/dids`, { token: ADMIN_TOKEN, body: { e164s: [e164] } })
+            : await env.app.request('POST', '/v1/dids', { token: tenant.apiKey, body: { e164, status } });
         expect(res.status).toBe(201);
-        return res.body.did as { id: string; e164: string };
+        return (res.body.did ?? res.body.dids[0]) as { id: string; e164: string };
       };
       const active = await did('+13035550111', 'active');
       const parked = await did('+13035550122', 'quarantine');

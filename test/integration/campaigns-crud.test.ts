@@ -375,6 +375,24 @@ describe('campaigns CRUD', () => {
       expect(ok.caller_id_pool).toEqual([own, retired, quarantined]);
     });
 
+    it("refuses caller_ids naming another tenant's active DID (400 invalid on create and patch, naming no tenant); its own and unregistered numbers pass", async () => {
+      const house = (t: ProvisionedTenant, e164: string) => app.request('POST', `/v1/admin/tenants/${t.tenantId}/dids`, { token: ADMIN_TOKEN, body: { e164s: [e164] } });
+      const [taken, unregistered, mine] = ['+15055550101', '+15055550102', '+15055550103'];
+      expect((await house(other, taken)).status).toBe(201);
+      const t = await provisionTenant(app);
+      expect((await house(t, mine)).status).toBe(201);
+
+      const refused = await post(t.apiKey, { name: uniqueName('cid'), caller_ids: [unregistered, taken] });
+      expectError(refused, 400, 'invalid', /caller_ids: '\+15055550101' is an active DID of another tenant/);
+      expect(refused.text).not.toContain(other.tenantId);
+      expect(await countCampaigns(t)).toBe(0);
+
+      const c = await create(t, { caller_ids: [unregistered, mine] });
+      expect(c.caller_ids).toEqual([unregistered, mine]);
+      expectError(await patch(t.apiKey, c.id, { caller_ids: [mine, taken] }), 400, 'invalid', /caller_ids/);
+      expect((await get(t.apiKey, c.id)).body.campaign).toEqual(c);
+    });
+
     it('answers 415 for a non-JSON body and 413 for a body over 8 MiB', async () => {
       const res = await app.request('POST', '/v1/campaigns', {
         token: tenant.apiKey,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { didRoutes } from '../../src/modules/dids/did.routes';
-import { provisionTenant, startTestApp, uniqueName, type HttpResult, type ProvisionedTenant, type TestApp } from '../helpers/harness';
+import { ADMIN_TOKEN, provisionTenant, startTestApp, uniqueName, type HttpResult, type ProvisionedTenant, type TestApp } from '../helpers/harness';
 import { widgetRouter } from '../helpers/widget';
 
 function expectError(res: HttpResult, status: number, code: string) {
@@ -50,9 +50,9 @@ describe('GET /v1/dids/{id}/health', () => {
       const { rows } = await owner.query<{ id: string }>('SELECT id FROM debts WHERE tenant_id = $1 AND external_ref = $2', [t.tenantId, ref]);
       debts.set(t.tenantId, rows[0]!.id);
     }
-    const res = await app.request('POST', '/v1/dids', { token: tenant.apiKey, body: { e164: E164 } });
+    const res = await app.request('POST', `/v1/admin/tenants/${tenant.tenantId}/dids`, { token: ADMIN_TOKEN, body: { e164s: [E164] } });
     expect(res.status).toBe(201);
-    didId = res.body.did.id;
+    didId = res.body.dids[0].id;
 
     const day = '2026-01-10T10:00:00.000Z';
     // 1: answered, 10 s: short.

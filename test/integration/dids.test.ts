@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { withTenant } from '../../src/lib/tenancy';
 import { didRoutes } from '../../src/modules/dids/did.routes';
 import { ADMIN_TOKEN, provisionTenant, startTestApp, type HttpResult, type ProvisionedTenant, type TestApp } from '../helpers/harness';
+import { startPlatformSms, type PlatformSms } from '../helpers/platform-sms';
 import { widgetRouter } from '../helpers/widget';
 
 const MiB = 1024 * 1024;
 const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const FIELDS = ['id', 'tenant_id', 'e164', 'npa', 'us_state', 'attestation', 'status', 'origin', 'labels', 'notes', 'created_at', 'updated_at'];
+const FIELDS = ['id', 'tenant_id', 'e164', 'npa', 'us_state', 'attestation', 'status', 'origin', 'labels', 'notes', 'created_at', 'updated_at', 'verification'];
 
 function expectError(res: HttpResult, status: number, code: string, messagePart?: RegExp) {
   expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status, code });
@@ -15,22 +16,24 @@ function expectError(res: HttpResult, status: number, code: string, messagePart?
   if (messagePart !== undefined) expect(res.body.error.message).toMatch(messagePart);
 }
 
-let serial = 1000;
-/** A fresh +1 212 number per call, so tests never collide on e164. */
+let serial = 5000;
+/** A fresh +1 212 number per call, so tests never collide on e164 (billing-invoice takes +1 212 555 1xxx). */
 const nextNumber = (npa = '212') => `+1${npa}555${String(serial++).padStart(4, '0')}`;
 
 describe('DID registry', () => {
   let app: TestApp;
   let tenant: ProvisionedTenant;
   let other: ProvisionedTenant;
+  let platform: PlatformSms;
 
   const post = (token: string, body: unknown) => app.request('POST', '/v1/dids', { token, body });
   const patch = (token: string, id: string, body: unknown) => app.request('PATCH', `/v1/dids/${id}`, { token, body });
   const get = (token: string, id: string) => app.request('GET', `/v1/dids/${id}`, { token });
   const del = (token: string, id: string) => app.request('DELETE', `/v1/dids/${id}`, { token });
   const list = (token: string, query = '') => app.request('GET', `/v1/dids${query}`, { token });
+  /** Registered without asking for activation (quarantine) unless the body says otherwise: activation texts a code. */
   const create = async (t: ProvisionedTenant, body: Record<string, unknown> = {}) => {
-    const res = await post(t.apiKey, { e164: nextNumber(), ...body });
+    const res = await post(t.apiKey, { e164: nextNumber(), status: 'quarantine', ...body });
     expect({ status: res.status, body: res.status === 201 ? null : res.body }).toEqual({ status: 201, body: null });
     return res.body.did;
   };
@@ -38,20 +41,28 @@ describe('DID registry', () => {
     withTenant(app.deps.db, t.tenantId, (tx) =>
       tx.auditLog.findMany({ where: { subjectType: 'did', subjectId: didId }, orderBy: [{ occurredAt: 'asc' }, { seq: 'asc' }] }),
     );
+  /** An active DID as the operator provisions it (house). */
+  const provisionActive = async (t: ProvisionedTenant, e164 = nextNumber()) => {
+    const res = await app.request('POST', `/v1/admin/tenants/${t.tenantId}/dids`, { token: ADMIN_TOKEN, body: { e164s: [e164] } });
+    expect(res.status).toBe(201);
+    return res.body.dids[0];
+  };
   const countDids = (t: ProvisionedTenant) => withTenant(app.deps.db, t.tenantId, (tx) => tx.did.count());
 
   beforeAll(async () => {
-    app = await startTestApp();
+    platform = await startPlatformSms();
+    app = await startTestApp(platform.env());
     tenant = await provisionTenant(app);
     other = await provisionTenant(app);
   });
   afterAll(async () => {
     await app.close();
+    await platform.close();
   });
 
   // -------------------------------------------------------------------------------------------
   describe('POST /v1/dids', () => {
-    it('registers a number with its defaults and the npa derived from a +1 number; audited', async () => {
+    it('registers a number with its defaults and the npa derived from a +1 number, asking for activation; audited', async () => {
       const e164 = nextNumber('646');
       const res = await post(tenant.apiKey, { e164 });
       expect(res.status).toBe(201);
@@ -64,18 +75,21 @@ describe('DID registry', () => {
         npa: '646',
         us_state: null,
         attestation: 'unknown',
-        status: 'active',
+        // Active is asked for: the DID waits in quarantine for the code texted to the number.
+        status: 'quarantine',
         origin: 'customer',
         labels: [],
         notes: null,
         created_at: expect.stringMatching(ISO_RE),
         updated_at: expect.stringMatching(ISO_RE),
+        verification: { status: 'pending', method: 'sms', expires_at: expect.stringMatching(ISO_RE), attempts_left: 5 },
       });
+      expect(platform.codesTo(e164)).toHaveLength(1);
       expect((await get(tenant.apiKey, res.body.did.id)).body).toEqual(res.body);
       const rows = await audits(tenant, res.body.did.id);
-      expect(rows.map((r) => r.action)).toEqual(['did.created']);
+      expect(rows.map((r) => r.action)).toEqual(['did.created', 'did.verification_sent']);
       expect(rows[0]).toMatchObject({ actorType: 'api_key' });
-      expect(rows[0]!.payload).toMatchObject({ e164, npa: '646', origin: 'customer' });
+      expect(rows[0]!.payload).toMatchObject({ e164, npa: '646', origin: 'customer', status: 'quarantine' });
     });
 
     it('stores every field; us_state uppercased; origin accepted and ignored (always customer)', async () => {
@@ -95,10 +109,11 @@ describe('DID registry', () => {
 
     it('accepts every attestation and status', async () => {
       for (const attestation of ['A', 'B', 'C', 'unknown']) expect((await create(tenant, { attestation })).attestation).toBe(attestation);
-      for (const status of ['active', 'quarantine', 'retired']) expect((await create(tenant, { status })).status).toBe(status);
+      for (const status of ['quarantine', 'retired']) expect((await create(tenant, { status })).status).toBe(status);
+      expect((await create(tenant, { status: 'active' })).status).toBe('quarantine');
     });
 
-    it('is 409 on a duplicate e164 in the tenant and allows it in another tenant', async () => {
+    it('is 409 on a duplicate e164 in the tenant and allows it in another tenant while it is active nowhere', async () => {
       const e164 = nextNumber();
       await create(tenant, { e164 });
       const before = await countDids(tenant);
@@ -191,7 +206,9 @@ describe('DID registry', () => {
       const numbers = ['+14155550003', '+12025550001', '+442071838799', '+13125550002', '+12025550000'];
       const statuses = ['active', 'quarantine', 'retired', 'active', 'quarantine'];
       const made = [];
-      for (let i = 0; i < numbers.length; i++) made.push(await create(t, { e164: numbers[i], status: statuses[i] }));
+      for (let i = 0; i < numbers.length; i++) {
+        made.push(statuses[i] === 'active' ? await provisionActive(t, numbers[i]) : await create(t, { e164: numbers[i], status: statuses[i] }));
+      }
       await create(other, { e164: '+12025550002' });
 
       const all = await list(t.apiKey);
@@ -256,14 +273,14 @@ describe('DID registry', () => {
   describe('PATCH /v1/dids/{id}', () => {
     it('changes the fields sent, keeps the others; audited with the changes', async () => {
       const did = await create(tenant, { us_state: 'NY', labels: ['a'], notes: 'n' });
-      const res = await patch(tenant.apiKey, did.id, { attestation: 'B', status: 'quarantine' });
+      const res = await patch(tenant.apiKey, did.id, { attestation: 'B', status: 'retired' });
       expect(res.status).toBe(200);
       expect(Object.keys(res.body)).toEqual(['did']);
-      expect(res.body.did).toEqual({ ...did, attestation: 'B', status: 'quarantine', updated_at: expect.stringMatching(ISO_RE) });
+      expect(res.body.did).toEqual({ ...did, attestation: 'B', status: 'retired', updated_at: expect.stringMatching(ISO_RE) });
       expect((await get(tenant.apiKey, did.id)).body.did).toEqual(res.body.did);
       const rows = await audits(tenant, did.id);
       expect(rows.map((r) => r.action)).toEqual(['did.created', 'did.updated']);
-      expect(rows[1]!.payload).toEqual({ changed: ['attestation', 'status'], values: { attestation: 'B', status: 'quarantine' } });
+      expect(rows[1]!.payload).toEqual({ changed: ['attestation', 'status'], values: { attestation: 'B', status: 'retired' } });
     });
 
     it('clears npa, us_state and notes with null (and notes with ""), labels with []', async () => {
@@ -321,11 +338,15 @@ describe('DID registry', () => {
       expectError(await patch(tenant.apiKey, did.id, body), 400, 'bad_request', new RegExp(field));
     });
 
-    it('can set a retired DID active again; a patch that changes nothing records nothing', async () => {
+    it('can set a retired house DID active again; an unverified customer DID is 422; a patch that changes nothing records nothing', async () => {
       const did = await create(tenant, { status: 'retired' });
       expect((await patch(tenant.apiKey, did.id, { status: 'retired', labels: [] })).body.did).toEqual(did);
       expect((await audits(tenant, did.id)).map((r) => r.action)).toEqual(['did.created']);
-      expect((await patch(tenant.apiKey, did.id, { status: 'active' })).body.did.status).toBe('active');
+      expectError(await patch(tenant.apiKey, did.id, { status: 'active' }), 422, 'unprocessable', /proving control/);
+      expect((await get(tenant.apiKey, did.id)).body.did).toEqual(did);
+      const house = await provisionActive(tenant);
+      expect((await del(tenant.apiKey, house.id)).body.did.status).toBe('retired');
+      expect((await patch(tenant.apiKey, house.id, { status: 'active' })).body.did.status).toBe('active');
     });
 
     it('is 404 for an unknown, a malformed and a foreign id, and the foreign DID is untouched', async () => {
@@ -375,7 +396,7 @@ describe('DID registry', () => {
     });
 
     it('is 404 for an unknown, a malformed and a foreign id, and the foreign DID stays active', async () => {
-      const did = await create(tenant);
+      const did = await provisionActive(tenant);
       expectError(await del(tenant.apiKey, randomUUID()), 404, 'not_found');
       expectError(await del(tenant.apiKey, 'zzz'), 404, 'not_found');
       expectError(await del(other.apiKey, did.id), 404, 'not_found');
@@ -391,6 +412,8 @@ describe('DID registry', () => {
       ['GET', `/v1/dids/${id}`, undefined],
       ['PATCH', `/v1/dids/${id}`, { status: 'quarantine' }],
       ['DELETE', `/v1/dids/${id}`, undefined],
+      ['POST', `/v1/dids/${id}/verification`, undefined],
+      ['POST', `/v1/dids/${id}/verify`, { code: '123456' }],
     ];
 
     it('answers 401 without a credential or with an unknown one', async () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { withTenant } from '../../src/lib/tenancy';
 import { inboundRouteRoutes } from '../../src/modules/inbound-routes/inbound-route.routes';
-import { provisionTenant, startTestApp, uniqueEmail, uniqueName, type HttpResult, type ProvisionedTenant, type TestApp } from '../helpers/harness';
+import { ADMIN_TOKEN, provisionTenant, startTestApp, uniqueEmail, uniqueName, type HttpResult, type ProvisionedTenant, type TestApp } from '../helpers/harness';
 import { startFakeSipEdge, withEdgeUrl as withEdge, type FakeSipEdge } from '../helpers/sip-edge';
 import { widgetRouter } from '../helpers/widget';
 
@@ -33,8 +33,12 @@ describe('Inbound routes', () => {
   const patch = (t: ProvisionedTenant, id: string, body: unknown) => app.request('PATCH', `/v1/inbound-routes/${id}`, { token: t.apiKey, body });
   const provision = (t: ProvisionedTenant, id: string) => app.request('POST', `/v1/inbound-routes/${id}/provision`, { token: t.apiKey });
   const disable = (t: ProvisionedTenant, id: string) => app.request('POST', `/v1/inbound-routes/${id}/disable`, { token: t.apiKey });
+  /** An active number comes from the operator (house); a quarantined one is registered by the tenant. */
   const did = async (t: ProvisionedTenant, e164 = nextNumber(), status = 'active') => {
-    const res = await app.request('POST', '/v1/dids', { token: t.apiKey, body: { e164, status } });
+    const res =
+      status === 'active'
+        ? await app.request('POST', `/v1/admin/tenants/${t.tenantId}/dids`, { token: ADMIN_TOKEN, body: { e164s: [e164] } })
+        : await app.request('POST', '/v1/dids', { token: t.apiKey, body: { e164, status } });
     expect(res.status).toBe(201);
     return e164;
   };
@@ -143,14 +147,17 @@ describe('Inbound routes', () => {
 
     it('409 when the number has an active route, in this tenant or another; a disabled route frees it', async () => {
       const e164 = await did(a);
-      await did(b, e164);
       const first = (await post(a, { e164, dest_type: 'queue' })).body.inbound_route;
       expectError(await post(a, { e164, dest_type: 'queue' }), 409, 'conflict');
+      // The number is active in one tenant at a time: a lets it go, b takes it, and a's route still holds the number.
+      const held = (await app.request('GET', '/v1/dids?status=active&limit=1000', { token: a.apiKey })).body.dids.find((d: { e164: string }) => d.e164 === e164);
+      expect((await app.request('DELETE', `/v1/dids/${held.id}`, { token: a.apiKey })).status).toBe(200);
+      await did(b, e164);
       expectError(await post(b, { e164, dest_type: 'queue' }), 409, 'conflict');
       expect((await disable(a, first.id)).status).toBe(200);
       const taken = await post(b, { e164, dest_type: 'queue' });
       expect(taken.status).toBe(201);
-      expectError(await patch(a, first.id, { status: 'active' }), 409, 'conflict');
+      expectError(await patch(a, first.id, { status: 'active' }), 422, 'unprocessable', /active DID/);
     });
 
     it('401 without a credential; 403 for a widget token on every route', async () => {

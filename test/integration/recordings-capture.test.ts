@@ -204,7 +204,8 @@ describe('call recording capture with the switch simulator', () => {
 
   it('an all-party caller (a California DID, A-attested) plays the notice on the recording and marks the row', async () => {
     const tenant = await provisionTenant(app);
-    const e164 = `+1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, '0')}`;
+    // +1 415 556: a range no other test holds active (a number is an active DID of one tenant at most).
+    const e164 = `+1415556${String(Math.floor(Math.random() * 10_000)).padStart(4, '0')}`;
     const did = await withTenant(app.deps.db, tenant.tenantId, (tx) =>
       tx.did.create({ data: { tenantId: tenant.tenantId, e164, npa: '415', usState: 'CA', attestation: 'A' } }),
     );
@@ -282,7 +283,7 @@ describe('call recording capture with the switch simulator', () => {
   it('record_calls = false records nothing', async () => {
     const tenant = await provisionTenant(app);
     const did = await withTenant(app.deps.db, tenant.tenantId, (tx) =>
-      tx.did.create({ data: { tenantId: tenant.tenantId, e164: `+1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, '0')}`, usState: 'CA', attestation: 'A' } }),
+      tx.did.create({ data: { tenantId: tenant.tenantId, e164: `+1415556${String(Math.floor(Math.random() * 10_000)).padStart(4, '0')}`, usState: 'CA', attestation: 'A' } }),
     );
     const call = await completedCall(tenant, { recordCalls: false, campaign: { caller_id_pool: [did.id] } });
 

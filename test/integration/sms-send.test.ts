@@ -270,6 +270,28 @@ describe('POST /v1/sms/messages', () => {
     expectError(await app.request('GET', '/v1/sms/messages'), 401, 'unauthorized');
     expectError(await app.request('GET', '/v1/stats/sms-usage'), 401, 'unauthorized');
   });
+
+  it('from: only an active DID of the tenant; another tenant\'s active DID, an unknown number or an own quarantined DID is 422, nothing sent', async () => {
+    const other = await provisionTenant(app);
+    const [own, foreign, parked, unknown] = [1, 2, 3, 4].map((n) => `+1479555${String(n).padStart(4, '0')}`) as [string, string, string, string];
+    const house = (t: ProvisionedTenant, e164: string) => app.request('POST', `/v1/admin/tenants/${t.tenantId}/dids`, { token: ADMIN_TOKEN, body: { e164s: [e164] } });
+    expect((await house(tenant, own)).status).toBe(201);
+    expect((await house(other, foreign)).status).toBe(201);
+    expect((await app.request('POST', '/v1/dids', { token: tenant.apiKey, body: { e164: parked, status: 'quarantine' } })).status).toBe(201);
+    const to = phone();
+    const debtId = await seedDebt(tenant, to);
+    const before = (await ledger(tenant)).length;
+    for (const from of [foreign, unknown, parked]) {
+      expectError(await send(tenant, { to, from, body: 'Hello', debt_id: debtId, timezone: zone }), 422, 'unprocessable');
+    }
+    expect(providerCalls).toEqual([]);
+    expect((await ledger(tenant)).length).toBe(before);
+
+    const ok = await send(tenant, { to, from: own, body: 'Hello', debt_id: debtId, timezone: zone });
+    expect(ok.status).toBe(202);
+    expect(ok.body.sms_message).toMatchObject({ status: 'sent', from_e164: own });
+    expect(providerCalls).toEqual([to]);
+  });
 });
 
 describe('GET /v1/sms/messages and /{id}', () => {
