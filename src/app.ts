@@ -59,6 +59,7 @@ import { aiUsageRoutes } from './modules/ai-calls/ai-usage.routes';
 import { aiConversationRoutes } from './modules/ai-conversations/ai-conversation.routes';
 import { billingRoutes } from './modules/billing/billing.routes';
 import { adminBillingRoutes } from './modules/tenants/admin-billing.routes';
+import { switchDirectoryRoutes } from './modules/switch-directory/switch-directory.routes';
 
 /**
  * /v1 paths that carry no tenant bearer (their own auth, or none). Provider webhooks
@@ -179,5 +180,6 @@ Content-Type, Content-Length, Content-Disposition and Cache-Control: no-store.`,
   app.route('/', aiUsageRoutes(deps));
   app.route('/', aiConversationRoutes(deps));
   app.route('/', billingRoutes(deps));
+  app.route('/', switchDirectoryRoutes(deps));
   return app;
 }

@@ -86,6 +86,13 @@ const EnvSchema = z.object({
   // The SIP domain and websocket address the softphone registers with (null in the bootstrap when unset).
   SIP_DOMAIN: optionalString,
   SIP_WSS_URL: optionalString,
+  // The switch's credential for the SIP directory (POST /switch/directory, mod_xml_curl's
+  // gateway-credentials: HTTP basic auth, this token as the password). Unset: every directory request
+  // is 401, except that `npm start` with the embedded simulator makes up one for it.
+  SWITCH_DIRECTORY_TOKEN: z.preprocess(blankAsUnset, z.string().trim().min(16, 'at least 16 characters').max(256).regex(/^[^:\s]+$/, 'no colon or space (it travels in HTTP basic auth)').optional()),
+  // The embedded simulator plays the browser: a browser seat's softphone registers at check-in
+  // through the directory and unregisters at check-out (CONTRACT section 10). 0 turns it off.
+  SIM_AUTO_REGISTER: z.preprocess(blankAsUnset, z.enum(['0', '1']).default('1')),
   // Supervision legs per tenant (listen, whisper, barge, takeover), a quota separate from max_concurrent_channels.
   MAX_SUPERVISION_CHANNELS: z.preprocess(blankAsUnset, z.coerce.number().int().min(0).max(10_000).default(10)),
   CALLBACK_MISS_AFTER_MS: z.preprocess(blankAsUnset, z.coerce.number().int().min(0).default(30 * 60_000)),

@@ -8,6 +8,7 @@ import type { Mailer } from './lib/mailer';
 import type { ObjectStore, UrlSigner } from './lib/object-store';
 import type { RateLimits } from './lib/rate-limit';
 import type { EslManager } from './switch/esl';
+import type { BrowserSoftphones } from './modules/agents/softphones';
 
 /** Everything a route, service or activity factory may depend on; wired once at start-up. */
 export interface AppDeps {
@@ -28,4 +29,6 @@ export interface AppDeps {
   objectStore: ObjectStore;
   /** Signs the local store's /files URLs; null when the store is S3 (it presigns its own). */
   fileSigner: UrlSigner | null;
+  /** The embedded simulator's browser softphones (SIM_AUTO_REGISTER); absent where browsers register themselves. */
+  softphones?: BrowserSoftphones;
 }

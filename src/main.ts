@@ -9,7 +9,8 @@ import { createMetrics, startMetricsServer } from './lib/metrics';
 import { ensureTemporalBinary, readTemporalDevConfig, startTemporalDevServer, type DevServer } from './platform/temporal-dev';
 import { createDeps, onShutdownSignals, startHttpServer, type ShutdownStep } from './runtime';
 import { createEslManager } from './switch/esl';
-import { startSwitchSimulator } from './switch/simulator';
+import { createSimulatedSoftphones, startSwitchSimulator, type SwitchSimulator } from './switch/simulator';
+import { SWITCH_DIRECTORY_PATH } from './modules/switch-directory/switch-directory.routes';
 import { switchRecordingsDir } from './modules/recordings/recording-capture.service';
 
 /**
@@ -50,16 +51,21 @@ async function main(): Promise<void> {
   // The switch: FreeSWITCH when ESL_HOST is given, else the bundled simulator on loopback.
   let eslTarget = { host: config.ESL_HOST ?? '', port: config.ESL_PORT ?? 8021, password: config.ESL_PASSWORD ?? 'ClueCon' };
   let switchLabel = `FreeSWITCH at ${eslTarget.host}:${eslTarget.port}`;
+  let simulator: SwitchSimulator | null = null;
   if (!config.ESL_HOST) {
-    const simulator = await startSwitchSimulator({
+    // The embedded simulator authenticates to the directory like FreeSWITCH would; without a
+    // configured token this process makes one up for the two of them.
+    config.SWITCH_DIRECTORY_TOKEN ??= randomBytes(24).toString('hex');
+    simulator = await startSwitchSimulator({
       host: '127.0.0.1',
       port: config.ESL_PORT ?? 0,
       password: randomBytes(12).toString('hex'),
       recordingsDir: switchRecordingsDir(config),
     });
-    stops.push({ name: 'switch simulator', run: () => simulator.stop() });
-    eslTarget = { host: '127.0.0.1', port: simulator.port, password: simulator.password };
-    switchLabel = `simulator on 127.0.0.1:${simulator.port} (set ESL_HOST for FreeSWITCH)`;
+    const sim = simulator;
+    stops.push({ name: 'switch simulator', run: () => sim.stop() });
+    eslTarget = { host: '127.0.0.1', port: sim.port, password: sim.password };
+    switchLabel = `simulator on 127.0.0.1:${sim.port} (set ESL_HOST for FreeSWITCH)`;
   }
   const metrics = createMetrics();
   const esl = createEslManager({
@@ -78,8 +84,15 @@ async function main(): Promise<void> {
   stops.push({ name: 'metrics listener', run: () => new Promise<void>((resolve) => metricsServer.close(() => resolve())) });
   stops.push((await runServiceWorker(deps, temporalAddress)).step);
 
+  if (simulator && config.SIM_AUTO_REGISTER === '1') {
+    const softphones = createSimulatedSoftphones(simulator, { logger: logger.child({ component: 'simulated-softphones' }) });
+    deps.softphones = softphones;
+    stops.push({ name: 'simulated softphones', run: () => Promise.resolve(softphones.stop()) });
+  }
   const http = await startHttpServer(deps, metrics, config.PORT, config.HOST);
   stops.push({ name: 'http (stop accepting, close websockets, drain requests)', run: () => http.close(graceMs) });
+  // The simulator reaches the directory as FreeSWITCH's mod_xml_curl would (gateway-url, gateway-credentials).
+  simulator?.useDirectory(`http://127.0.0.1:${http.port}${SWITCH_DIRECTORY_PATH}`, `freeswitch:${config.SWITCH_DIRECTORY_TOKEN}`);
 
   const lines = [
     `dialer control plane ${SERVICE_VERSION} is up`,

@@ -3,6 +3,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } 
 import { createActivities } from '../activities';
 import type { Client } from '@temporalio/client';
 import { startCallEventRelay } from '../src/modules/dialer/call-event.relay';
+import { startRegistrationRelay } from '../src/modules/switch-directory/registration.relay';
 import { startSupervisionLegRelay } from '../src/modules/supervision/supervision-leg.relay';
 import type { EslManager } from '../src/switch/esl';
 import type { AppDeps } from '../src/deps';
@@ -70,6 +71,7 @@ function startSwitchRelays(deps: AppDeps, esl: EslManager, temporal: Client, tas
   const stops = [
     startCallEventRelay({ esl, temporal, taskQueue, logger: deps.logger.child({ component: 'call-events' }), box: deps.box }),
     startSupervisionLegRelay({ esl, temporal, taskQueue, logger: deps.logger.child({ component: 'supervision-legs' }) }),
+    startRegistrationRelay({ esl, db: deps.db, logger: deps.logger.child({ component: 'registrations' }) }),
   ];
   return async () => {
     await Promise.all(stops.map((stop) => stop()));

@@ -13,7 +13,8 @@ import { prepareDatabase } from '../../src/db/migrate';
 import { createLogger } from '../../src/lib/logger';
 import { ensureTemporalBinary, freePort, readTemporalDevConfig, startTemporalDevServer, type DevServer } from '../../src/platform/temporal-dev';
 import { createDeps } from '../../src/runtime';
-import { startSwitchSimulator, type SwitchSimulator } from '../../src/switch/simulator';
+import { startSwitchSimulator, type SoftphoneRegistration, type SwitchSimulator } from '../../src/switch/simulator';
+import { SWITCH_DIRECTORY_PATH } from '../../src/modules/switch-directory/switch-directory.routes';
 import { header } from '../../src/switch/simulator/protocol';
 import { httpRequest, type HttpResult, type RequestOptions } from '../../test/helpers/harness';
 import { WORKFLOWS_PATH } from '../../workers/worker';
@@ -21,6 +22,7 @@ import { WORKFLOWS_PATH } from '../../workers/worker';
 export const ADMIN_TOKEN = `fault-admin-${randomUUID()}`;
 const PG_BIN = '/usr/lib/postgresql/15/bin';
 const SIM_PASSWORD = randomUUID();
+const DIRECTORY_TOKEN = `fault-directory-${randomUUID()}`;
 
 /** One webhook POST as the runner's receiver got it. */
 export interface ReceivedDelivery {
@@ -88,7 +90,8 @@ export class Rig {
   readonly received: ReceivedDelivery[] = [];
   receiverOrigin = '';
   private receiver: http.Server | null = null;
-  private readonly extensions = new Set<string>();
+  /** Softphones registered so far: a restarted switch sees them REGISTER again, as real ones would. */
+  private readonly softphones = new Map<string, SoftphoneRegistration>();
   private readonly logs = new Map<string, string>();
 
   get dbUrl(): string {
@@ -173,7 +176,8 @@ export class Rig {
       amdMs: 0,
       recordingsDir: path.join(this.dir, 'switch-recordings'),
     });
-    for (const ext of this.extensions) this.sim.register(ext);
+    this.sim.useDirectory(`http://127.0.0.1:${this.apiPort}${SWITCH_DIRECTORY_PATH}`, `freeswitch:${DIRECTORY_TOKEN}`);
+    for (const reg of this.softphones.values()) await this.sim.register(reg).catch(() => undefined);
     this.sim.onEvent((ev) => {
       if (ev.name !== 'CHANNEL_CREATE' || !header(ev, 'variable_dd_call_attempt_id')) return;
       const uuid = header(ev, 'Unique-ID')!;
@@ -181,9 +185,9 @@ export class Rig {
     });
   }
 
-  register(ext: string): void {
-    this.extensions.add(ext);
-    this.sim.register(ext);
+  async register(reg: SoftphoneRegistration): Promise<string> {
+    this.softphones.set(reg.extension, reg);
+    return this.sim.register(reg);
   }
 
   pgCtl(action: 'start' | 'stop' | 'restart'): void {
@@ -196,6 +200,7 @@ export class Rig {
       ...process.env,
       DATABASE_URL: this.dbUrl,
       ADMIN_API_TOKEN: ADMIN_TOKEN,
+      SWITCH_DIRECTORY_TOKEN: DIRECTORY_TOKEN,
       APP_ENCRYPTION_KEY: 'fault-run-encryption-key',
       LOG_LEVEL: 'warn',
       PASSWORD_PBKDF2_ITERATIONS: '10000',

@@ -3,6 +3,7 @@ import os from 'node:os';
 import JSZip from 'jszip';
 import { daytimePrefix, numberEnding, seatAgents, seedLeads } from '../../test/helpers/dial-loop';
 import type { ProvisionedTenant, TestApp } from '../../test/helpers/harness';
+import type { SoftphoneRegistration } from '../../src/switch/simulator';
 import type { SwitchRig } from '../../test/helpers/dial-loop';
 import { seedRecording, sha256Hex, tinyWav, type SeededRecording } from '../../test/helpers/recordings';
 import { ADMIN_TOKEN, check, kill, log, Rig, waitFor, type Check } from './harness';
@@ -32,10 +33,10 @@ async function provision(rig: Rig): Promise<ProvisionedTenant> {
 
 /** The seeding helpers want a TestApp and a SwitchRig; they only touch deps.db and sim.register. */
 function asApp(rig: Rig): TestApp {
-  return { deps: rig.deps } as TestApp;
+  return { deps: rig.deps, baseUrl: `http://127.0.0.1:${rig.apiPort}`, request: (method, p, opts) => rig.request(method, p, opts) } as TestApp;
 }
 function asSwitch(rig: Rig): SwitchRig {
-  return { sim: { register: (ext: string) => rig.register(ext) } } as unknown as SwitchRig;
+  return { sim: { register: (reg: SoftphoneRegistration) => rig.register(reg), useDirectory: () => undefined } } as unknown as SwitchRig;
 }
 
 interface DeliveryRow {

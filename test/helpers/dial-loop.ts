@@ -4,7 +4,8 @@ import { withTenant } from '../../src/lib/tenancy';
 import { createEslManager, type EslManager } from '../../src/switch/esl';
 import { startSwitchSimulator, type SwitchSimulator } from '../../src/switch/simulator';
 import { createWorker, type WorkerHandle } from '../../workers/worker';
-import type { ProvisionedTenant, TestApp } from './harness';
+import { SWITCH_DIRECTORY_PATH } from '../../src/modules/switch-directory/switch-directory.routes';
+import { SWITCH_DIRECTORY_TOKEN, type ProvisionedTenant, type TestApp } from './harness';
 
 /**
  * Number prefixes whose local time is checked against the hour now: the dial loop decides with
@@ -93,19 +94,80 @@ export async function runWorker(app: TestApp, taskQueue: string): Promise<Runnin
 /** Extensions are unique per tenant: a counter, so seats of one tenant never collide. */
 let seatSerial = Math.floor(Math.random() * 1000);
 
-/** Agents on seats: an extension registered on the simulator and presence available. */
+/** Where the rig's switch fetches its directory: the test app's own endpoint, with the switch's credential. */
+export function pointSwitchAtDirectory(app: Pick<TestApp, 'baseUrl'>, rig: Pick<SwitchRig, 'sim'>): void {
+  rig.sim.useDirectory(`${app.baseUrl}${SWITCH_DIRECTORY_PATH}`, `freeswitch:${SWITCH_DIRECTORY_TOKEN}`);
+}
+
+export interface CheckedInSeat {
+  agentId: string;
+  extension: string;
+  softphone: { domain: string | null; sip_username: string; sip_password: string };
+}
+
+/** A browser seat checked in through the API (its ephemeral SIP credential minted), not registered yet. */
+export async function checkInSeat(app: TestApp, tenant: ProvisionedTenant, label = 'Seat'): Promise<CheckedInSeat> {
+  seatSerial = (seatSerial + 1) % 2000;
+  const ext = `${7000 + seatSerial}${Math.floor(Math.random() * 10)}`;
+  const agent = await withTenant(app.deps.db, tenant.tenantId, (tx) =>
+    tx.agent.create({ data: { tenantId: tenant.tenantId, name: label, email: `seat-${randomUUID()}@example.com`, sipExtension: ext } }),
+  );
+  const res = await app.request('POST', '/v1/agents/checkin', { token: tenant.apiKey, body: { sip_extension: ext, device_mode: 'browser' } });
+  if (res.status !== 200) throw new Error(`check-in of ${ext}: ${res.status} ${res.text}`);
+  return { agentId: agent.id, extension: ext, softphone: res.body.softphone };
+}
+
+/** The seat's softphone REGISTERs on the simulator through the directory, and the API shows it registered. */
+export async function registerSeat(app: TestApp, rig: SwitchRig, tenant: ProvisionedTenant, seat: CheckedInSeat, expiresSec?: number): Promise<void> {
+  pointSwitchAtDirectory(app, rig);
+  await rig.sim.register({
+    extension: seat.extension,
+    domain: seat.softphone.domain ?? undefined,
+    username: seat.softphone.sip_username,
+    password: seat.softphone.sip_password,
+    expiresSec,
+  });
+  await agentRegistered(app, tenant, seat.agentId, true);
+}
+
+/** Waits until GET /v1/agents/{id} says `registered` is `want` (the worker applies the switch's registration events). */
+export async function agentRegistered(app: TestApp, tenant: ProvisionedTenant, agentId: string, want: boolean): Promise<void> {
+  await waitFor(
+    async () => {
+      const res = await app.request('GET', `/v1/agents/${agentId}`, { token: tenant.apiKey });
+      return res.body?.agent?.registered === want ? true : undefined;
+    },
+    15_000,
+    `agent ${agentId} registered=${want}`,
+  );
+}
+
+/**
+ * Agents on seats, through the real path: checked in as browser seats through the API, their
+ * softphones registered on the simulator through the product's switch directory (digest), and
+ * `registered` seen on the agent. A running worker (its registration relay) is required.
+ */
 export async function seatAgents(app: TestApp, rig: SwitchRig, tenant: ProvisionedTenant, count: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i += 1) {
-    seatSerial = (seatSerial + 1) % 2000;
-    const ext = `${7000 + seatSerial}${i}`;
-    const agent = await withTenant(app.deps.db, tenant.tenantId, (tx) =>
-      tx.agent.create({ data: { tenantId: tenant.tenantId, name: `Seat ${i}`, email: `seat-${randomUUID()}@example.com`, sipExtension: ext, presence: 'available' } }),
-    );
-    rig.sim.register(ext);
-    ids.push(agent.id);
+    const seat = await checkInSeat(app, tenant, `Seat ${i}`);
+    await registerSeat(app, rig, tenant, seat);
+    ids.push(seat.agentId);
   }
   return ids;
+}
+
+/**
+ * An existing agent's softphone on the switch without offering the seat to the dial loop (a
+ * supervisor's or a takeover extension): checked in as a browser seat, registered through the
+ * directory, then paused.
+ */
+export async function standbySeat(app: TestApp, rig: SwitchRig, tenant: ProvisionedTenant, agent: { id: string; extension: string }): Promise<void> {
+  const res = await app.request('POST', '/v1/agents/checkin', { token: tenant.apiKey, body: { sip_extension: agent.extension, device_mode: 'browser' } });
+  if (res.status !== 200) throw new Error(`check-in of ${agent.extension}: ${res.status} ${res.text}`);
+  await registerSeat(app, rig, tenant, { agentId: agent.id, extension: agent.extension, softphone: res.body.softphone });
+  const paused = await app.request('POST', `/v1/agents/${agent.id}/pause`, { token: tenant.apiKey });
+  if (paused.status !== 200) throw new Error(`pause of ${agent.extension}: ${paused.status} ${paused.text}`);
 }
 
 /** Debts of a campaign with a primary contact and voice consent each. */

@@ -9,6 +9,8 @@ import { createDeps, startHttpServer } from '../../src/runtime';
 import type { EslManager } from '../../src/switch/esl';
 
 export const ADMIN_TOKEN = 'test-operator-token-0123456789';
+/** The switch's credential for the directory (the simulator sends it as mod_xml_curl would). */
+export const SWITCH_DIRECTORY_TOKEN = 'test-switch-directory-token-0123';
 
 export function testEnv(overrides: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const url = process.env.TEST_DATABASE_URL;
@@ -17,6 +19,7 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Nod
     ...process.env,
     DATABASE_URL: url,
     ADMIN_API_TOKEN: ADMIN_TOKEN,
+    SWITCH_DIRECTORY_TOKEN: SWITCH_DIRECTORY_TOKEN,
     APP_ENCRYPTION_KEY: 'test-encryption-key',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     // Enough work to be a real PBKDF2, little enough to keep the suite fast.

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { withTenant } from '../../src/lib/tenancy';
 import { verifyPassword } from '../../src/lib/passwords';
-import { runWorker, startSwitchRig, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
+import { pointSwitchAtDirectory, runWorker, startSwitchRig, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
 import { createUserSession, provisionTenant, startTestApp, uniqueEmail, type HttpResult, type ProvisionedTenant, type TestApp } from '../helpers/harness';
 import { insertAgentWidgetToken } from '../helpers/widget';
 
@@ -111,8 +111,11 @@ describe('POST /v1/agents/{id}/credential', () => {
   it("on a rotation drops the agent's registration on the switch and revokes its SIP credential", async () => {
     const a = await createAgent(tenant, { sip_extension: `cred-${randomUUID().slice(0, 8)}` });
     expect((await setCredential(a.id, { password: PASSWORD })).status).toBe(200);
-    expect((await app.request('POST', '/v1/agents/checkin', { token: tenant.apiKey, body: { sip_extension: a.sip_extension } })).status).toBe(200);
-    rig.sim.register(`${a.sip_extension}@${DOMAIN}`);
+    const checkin = await app.request('POST', '/v1/agents/checkin', { token: tenant.apiKey, body: { sip_extension: a.sip_extension } });
+    expect(checkin.status).toBe(200);
+    pointSwitchAtDirectory(app, rig);
+    await rig.sim.register({ extension: a.sip_extension!, domain: DOMAIN, username: checkin.body.softphone.sip_username!, password: checkin.body.softphone.sip_password! });
+    expect(await registrations()).toContain(`${a.sip_extension}@${DOMAIN}`);
 
     const res = await setCredential(a.id, { password: ROTATED });
     expect(res.body.sip_teardown).toBe('ok');

@@ -4,7 +4,7 @@ import { withTenantSql } from '../../src/lib/tenancy';
 import { createSwitchCommands } from '../../src/switch/esl';
 import type { SwitchEvent } from '../../src/switch/simulator';
 import { aiCallWorkflowId, callSessionWorkflowId, campaignRunWorkflowId } from '../../workflows/ids';
-import { daytimePrefix, numberEnding, runWorker, seatAgents, seedLeads, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
+import { daytimePrefix, numberEnding, runWorker, seatAgents, seedLeads, standbySeat, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
 import { ADMIN_TOKEN, provisionTenant, startTestApp, type ProvisionedTenant, type TestApp } from '../helpers/harness';
 import { insertAgentWidgetToken } from '../helpers/widget';
 import { recordWorkflowHistories } from '../helpers/workflow-histories';
@@ -410,7 +410,8 @@ describe('takeover', () => {
     await start(t, campaignId);
     const { original, conv } = await greetedCall(t, campaignId);
     const ext = `55${Math.floor(Math.random() * 9000) + 1000}`;
-    rig.sim.register(ext);
+    const standby = await app.request('POST', '/v1/agents', { token: t.tenant.apiKey, body: { name: 'Takeover', email: `takeover-${randomUUID()}@example.com`, sip_extension: ext } });
+    await standbySeat(app, rig, t.tenant, { id: standby.body.agent.id, extension: ext });
 
     // Evidence first: with the evidence store failing, nothing reaches the switch and the call stays with the AI.
     const fault = `fail_ai_takeover_${t.tenant.tenantId.replace(/-/g, '')}`;

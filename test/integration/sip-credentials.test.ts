@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { withTenant } from '../../src/lib/tenancy';
 import { issueSipCredential } from '../../src/modules/sip-credentials/sip-credential.repository';
 import { teardownAgentSip } from '../../src/modules/sip-credentials/sip-teardown.service';
-import { runWorker, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
+import { pointSwitchAtDirectory, runWorker, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
 import { provisionTenant, startTestApp, uniqueEmail, type ProvisionedTenant, type TestApp } from '../helpers/harness';
 import { recordWorkflowHistories } from '../helpers/workflow-histories';
 
@@ -34,6 +34,12 @@ afterAll(async () => {
   await rig?.close();
 });
 afterAll(() => recordWorkflowHistories('sip-credentials', [taskQueue], { sipTeardownWorkflow: 2 }));
+
+/** The seat's softphone REGISTERs with its check-in credential, through the directory (digest). */
+async function registerSoftphone(extension: string, softphone: { sip_username: string; sip_password: string }) {
+  pointSwitchAtDirectory(app, rig);
+  await rig.sim.register({ extension, domain: DOMAIN, username: softphone.sip_username, password: softphone.sip_password });
+}
 
 let serial = 0;
 async function createAgent(body: Record<string, unknown> = {}) {
@@ -125,8 +131,7 @@ describe('ephemeral SIP credentials at check-in', () => {
 describe('SIP teardown', () => {
   it('at check-out revokes the live credential and drops the registration on the switch; audited ok', async () => {
     const a = await createAgent();
-    await checkin(a.sip_extension);
-    rig.sim.register(`${a.sip_extension}@${DOMAIN}`);
+    await registerSoftphone(a.sip_extension, (await checkin(a.sip_extension)).body.softphone);
     expect(await registrations()).toContain(`${a.sip_extension}@${DOMAIN}`);
 
     const res = await checkout(a.sip_extension);
@@ -145,8 +150,7 @@ describe('SIP teardown', () => {
 
   it('answers failed when the switch link is down: the revocation stands, the registration stays; a repeat retries it', async () => {
     const a = await createAgent();
-    await checkin(a.sip_extension);
-    rig.sim.register(`${a.sip_extension}@${DOMAIN}`);
+    await registerSoftphone(a.sip_extension, (await checkin(a.sip_extension)).body.softphone);
     const deps = app.deps as { esl: typeof app.deps.esl };
     const realEsl = deps.esl;
     deps.esl = null;
@@ -170,8 +174,7 @@ describe('SIP teardown', () => {
 
   it('answers failed without a workflow service (nothing reaches the switch)', async () => {
     const a = await createAgent();
-    await checkin(a.sip_extension);
-    rig.sim.register(`${a.sip_extension}@${DOMAIN}`);
+    await registerSoftphone(a.sip_extension, (await checkin(a.sip_extension)).body.softphone);
     const deps = app.deps as { temporal: typeof app.deps.temporal };
     const realTemporal = deps.temporal;
     deps.temporal = null;

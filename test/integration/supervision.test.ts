@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { SUPERVISION_MODES } from '../../src/modules/supervision/supervision.rules';
 import { withTenant } from '../../src/lib/tenancy';
-import { daytimePrefix, numberEnding, runWorker, seatAgents, seedLeads, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
+import { daytimePrefix, numberEnding, runWorker, seatAgents, seedLeads, standbySeat, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
 import { ADMIN_TOKEN, provisionTenant, startTestApp, uniqueEmail, type HttpResult, type ProvisionedTenant, type TestApp } from '../helpers/harness';
 import { recordWorkflowHistories } from '../helpers/workflow-histories';
 import { insertAgentWidgetToken } from '../helpers/widget';
@@ -50,7 +50,7 @@ async function rosterAgent(tenant: ProvisionedTenant, role: 'agent' | 'superviso
   const ext = `5${Math.floor(Math.random() * 1e7)}`;
   const res = await app.request('POST', '/v1/agents', { token: tenant.apiKey, body: { name: `Sup ${ext}`, email: uniqueEmail('sup'), role, sip_extension: ext } });
   expect(res.status).toBe(201);
-  if (register) rig.sim.register(ext);
+  if (register) await standbySeat(app, rig, tenant, { id: res.body.agent.id, extension: ext });
   return { id: res.body.agent.id as string, ext };
 }
 

@@ -14,6 +14,7 @@ import {
   type EslManagerOptions,
 } from '../../src/switch/esl';
 import { createFakeClock, readWavHeader, startSwitchSimulator, type FakeClock, type SwitchSimulator } from '../../src/switch/simulator';
+import { fakePassword, fakeRegisterArgs, fakeUsername, startFakeDirectory, type FakeDirectory } from '../helpers/fake-directory';
 
 /**
  * The connection manager against the simulator over real TCP. The switch runs on a fake clock; the
@@ -31,6 +32,12 @@ let clock: FakeClock;
 let sim: SwitchSimulator;
 let registry: Registry;
 let dir: string;
+let directory: FakeDirectory;
+
+beforeAll(async () => {
+  directory = await startFakeDirectory();
+});
+afterAll(() => directory.close());
 const managers: EslManager[] = [];
 
 function manager(overrides: Partial<EslManagerOptions> = {}): EslManager {
@@ -101,6 +108,7 @@ beforeEach(async () => {
   registry = new Registry();
   dir = mkdtempSync(path.join(os.tmpdir(), 'esl-manager-test-'));
   sim = await startSwitchSimulator({ clock, password: PASSWORD, ringMs: RING_MS, talkMs: TALK_MS, heartbeatMs: HEARTBEAT_MS, recordingsDir: dir });
+  sim.useDirectory(directory.url, directory.credentials);
 });
 
 afterEach(async () => {
@@ -186,6 +194,7 @@ describe('ESL connection manager', () => {
 
     const up = next(m, 'up');
     sim = await startSwitchSimulator({ clock, port, password: PASSWORD, ringMs: RING_MS, talkMs: TALK_MS, recordingsDir: dir });
+    sim.useDirectory(directory.url, directory.credentials);
     expect(await up).toEqual({ reconnect: true });
     expect(m.health()).toMatchObject({ state: 'up', reconnects: 1 });
     expect(await metric('esl_reconnects_total')).toBe(1);
@@ -193,7 +202,7 @@ describe('ESL connection manager', () => {
     expect(await m.api('echo back')).toBe('back');
 
     // Events flow again on the new connection (the subscription was renewed).
-    await m.api('sim_register 1001');
+    await m.api(`sim_register ${fakeRegisterArgs('1001')}`);
     await rec.waitFor((e) => e.subclass === 'sofia::register', 'register event after reconnect');
   });
 
@@ -348,8 +357,8 @@ describe('typed switch commands', () => {
     expect((await rec.waitFor((e) => e.jobUuid === jobUuid, 'job')).body).toBe(`+OK ${uuid}\n`);
     expect((await rec.waitFor((e) => e.subclass === 'amd' && e.uuid === uuid, 'amd')).headers['AMD-Result']).toBe('HUMAN');
 
-    await sw.registerExtension('1001');
-    await sw.registerExtension('2001');
+    await sw.registerExtension({ extension: '1001', username: fakeUsername('1001'), password: fakePassword('1001') });
+    await sw.registerExtension({ extension: '2001', username: fakeUsername('2001'), password: fakePassword('2001') });
     const agent = await sw.originateAndWait({ to: { type: 'agent', extension: '1001' }, variables: { dd_leg: 'agent' } });
     await sw.bridge(uuid, agent.uuid);
     expect((await rec.waitFor((e) => e.name === 'CHANNEL_BRIDGE', 'bridge')).headers['Other-Leg-Unique-ID']).toBe(agent.uuid);

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { Connection, Parser, type Event as ModeslEvent } from 'modesl';
 import { fromModeslEvent, type EslEvent } from '../../src/switch/esl/events';
 import { createFakeClock, readWavHeader, startSwitchSimulator, wavBuffer, type FakeClock, type SwitchSimulator } from '../../src/switch/simulator';
+import { fakeRegister, fakeRegisterArgs, startFakeDirectory, type FakeDirectory } from '../helpers/fake-directory';
 
 /**
  * The switch simulator over real TCP on 127.0.0.1, driven by modesl (the client the product uses)
@@ -125,11 +126,18 @@ async function rawClient(port: number) {
 let sim: SwitchSimulator;
 let clock: FakeClock;
 let recordingsDir: string;
+let directory: FakeDirectory;
+
+beforeAll(async () => {
+  directory = await startFakeDirectory();
+});
+afterAll(() => directory.close());
 
 beforeEach(async () => {
   clock = createFakeClock(Date.UTC(2026, 0, 5, 15, 0, 0));
   recordingsDir = mkdtempSync(path.join(os.tmpdir(), 'switch-sim-test-'));
   sim = await startSwitchSimulator({ clock, ringMs: RING_MS, talkMs: TALK_MS, amdMs: 0, promptMs: 1000, speechMsPerChar: 50, recordingsDir });
+  sim.useDirectory(directory.url, directory.credentials);
 });
 
 afterEach(async () => {
@@ -475,7 +483,7 @@ describe('outcome plan (CONTRACT section 2)', () => {
 describe('agent legs', () => {
   test('a registered extension answers at once; an unregistered one fails USER_NOT_REGISTERED', async () => {
     const c = await connect(sim.port);
-    expect(await c.api('sim_register 1001@acme.example')).toBe('+OK registered 1001@acme.example\n');
+    expect(await c.api(`sim_register ${fakeRegisterArgs('1001@acme.example')}`)).toBe('+OK registered 1001@acme.example\n');
     const reg = await c.waitFor((e) => e.subclass === 'sofia::register', 'register');
     expect(reg.headers).toMatchObject({ 'from-user': '1001', 'from-host': 'acme.example' });
 
@@ -498,44 +506,99 @@ describe('agent legs', () => {
     expect(await c.api('sim_registrations')).toBe('\n');
   });
 
+  test('REGISTER goes through the directory with digest authentication: a wrong password or an unknown user is 403', async () => {
+    const c = await connect(sim.port);
+    const before = directory.requests.length;
+    expect(await c.api('sim_register 1001@acme.example u1001 wrong-password')).toBe('-ERR 403 Forbidden\n');
+    expect(await c.api('sim_register 1001@acme.example stranger pw-ustranger')).toBe('-ERR 403 Forbidden\n');
+    expect(await c.api('sim_registrations')).toBe('\n');
+    expect(await c.api(originate('', 'user/1001@acme.example'))).toBe('-ERR USER_NOT_REGISTERED\n');
+    // What the switch asked: mod_xml_curl's sip_auth lookup, with the digest of the REGISTER.
+    const asked = directory.requests.slice(before);
+    expect(asked).toHaveLength(2);
+    expect(asked[0]).toMatchObject({ section: 'directory', action: 'sip_auth', user: 'u1001', domain: 'acme.example', sip_auth_method: 'REGISTER', sip_to_user: '1001' });
+    expect(asked[0]!.sip_auth_response).toMatch(/^[0-9a-f]{32}$/);
+    expect(JSON.stringify(asked)).not.toContain('wrong-password');
+
+    // A switch that cannot reach its directory registers nobody.
+    sim.useDirectory(null);
+    expect(await c.api(`sim_register ${fakeRegisterArgs('1001@acme.example')}`)).toMatch(/^-ERR 503 /);
+    sim.useDirectory(`${directory.url}-gone`, 'freeswitch:wrong');
+    expect(await c.api(`sim_register ${fakeRegisterArgs('1001@acme.example')}`)).toBe('-ERR 503 directory unavailable\n');
+    expect(await c.api('sim_registrations')).toBe('\n');
+  });
+
+  test('a registration not refreshed expires with sofia::expire; a refresh keeps it and its Call-ID', async () => {
+    const c = await connect(sim.port);
+    expect(await c.api(`sim_register ${fakeRegisterArgs('1001@acme.example')} 60`)).toBe('+OK registered 1001@acme.example\n');
+    const first = await c.waitFor((e) => e.subclass === 'sofia::register', 'register');
+    expect(first.headers).toMatchObject({ username: 'u1001', 'to-user': '1001', expires: '60' });
+    clock.advance(59_000);
+    expect(await c.api(`sim_register ${fakeRegisterArgs('1001@acme.example')} 60`)).toBe('+OK registered 1001@acme.example\n');
+    clock.advance(59_000);
+    expect(await c.api('sim_registrations')).toBe('1001@acme.example\n');
+    await c.barrier();
+    const registers = c.events.filter((e) => e.subclass === 'sofia::register');
+    expect(registers.map((e) => e.headers['call-id'])).toEqual([first.headers['call-id'], first.headers['call-id']]);
+    clock.advance(1_000);
+    const expired = await c.waitFor((e) => e.subclass === 'sofia::expire', 'expire');
+    expect(expired.headers).toMatchObject({ 'call-id': first.headers['call-id'], user: '1001', host: 'acme.example', 'profile-name': 'internal' });
+    expect(await c.api('sim_registrations')).toBe('\n');
+    expect(await c.api(originate('', 'user/1001@acme.example'))).toBe('-ERR USER_NOT_REGISTERED\n');
+  });
+
+  test('sim_answer_delay: the agent leg rings that long (CHANNEL_PROGRESS) before it answers', async () => {
+    const c = await connect(sim.port);
+    await fakeRegister(sim, '1001');
+    expect(await c.api('sim_answer_delay 1001 2500')).toBe('+OK\n');
+    const uuid = randomUUID();
+    const { jobUuid } = await c.bgapi(originate(`origination_uuid=${uuid}`, 'user/1001'));
+    await c.waitFor((e) => e.name === 'CHANNEL_PROGRESS' && e.uuid === uuid, 'ringing');
+    clock.advance(2499);
+    expect(sim.channel(uuid)!.state).toBe('ringing');
+    clock.advance(1);
+    expect((await c.waitFor((e) => e.jobUuid === jobUuid, 'job')).body).toBe(`+OK ${uuid}\n`);
+    expect(await c.api('sim_answer_delay 1001 0')).toBe('+OK\n');
+  });
+
   test('sofia profile internal flush_inbound_reg drops registrations by user@host, bare user or all, as FreeSWITCH', async () => {
     const c = await connect(sim.port);
     for (const target of ['3001@acme.example', '3001@other.example', '3002', '3003@acme.example', '3004']) {
-      expect(await c.api(`sim_register ${target}`)).toBe(`+OK registered ${target}\n`);
+      expect(await c.api(`sim_register ${fakeRegisterArgs(target)}`)).toBe(`+OK registered ${target.includes('@') ? target : `${target}@switch-simulator`}\n`);
     }
     const flushed = '+OK flushing all registrations matching specified call_id\n';
 
     expect(await c.api('sofia profile internal flush_inbound_reg 3001@acme.example')).toBe(flushed);
     const gone = await c.waitFor((e) => e.subclass === 'sofia::unregister', 'unregister');
     expect(gone.headers).toMatchObject({ 'profile-name': 'internal', 'from-user': '3001', 'from-host': 'acme.example', expires: '0' });
-    expect(await c.api('sim_registrations')).toBe('3001@other.example\n3002\n3003@acme.example\n3004\n');
+    expect(await c.api('sim_registrations')).toBe('3001@other.example\n3002@switch-simulator\n3003@acme.example\n3004@switch-simulator\n');
     expect(await c.api(originate('', 'user/3001@acme.example'))).toBe('-ERR USER_NOT_REGISTERED\n');
 
-    // user@host also drops the user registered without a domain (it answered for any host).
-    expect(await c.api('sofia profile internal flush_inbound_reg 3002@acme.example')).toBe(flushed);
+    // A REGISTER without a domain took the switch's own (its hostname).
+    expect(await c.api('sofia profile internal flush_inbound_reg 3002@switch-simulator')).toBe(flushed);
     // A bare user: every host.
     expect(await c.api('sofia profile internal flush_inbound_reg 3001')).toBe(flushed);
-    expect(await c.api('sim_registrations')).toBe('3003@acme.example\n3004\n');
+    expect(await c.api('sim_registrations')).toBe('3003@acme.example\n3004@switch-simulator\n');
     // Nothing matching is still +OK, and nothing changes.
     expect(await c.api('sofia profile internal flush_inbound_reg 9999@acme.example')).toBe(flushed);
-    expect(await c.api('sim_registrations')).toBe('3003@acme.example\n3004\n');
+    expect(await c.api('sim_registrations')).toBe('3003@acme.example\n3004@switch-simulator\n');
 
     // Another profile: FreeSWITCH's answer, without -ERR. Other sofia words are refused.
     expect(await c.api('sofia profile external flush_inbound_reg 3003@acme.example')).toBe('Invalid Profile [external]');
     expect(await c.api('sofia status')).toMatch(/^-ERR /);
-    expect(await c.api('sim_registrations')).toBe('3003@acme.example\n3004\n');
+    expect(await c.api('sim_registrations')).toBe('3003@acme.example\n3004@switch-simulator\n');
 
     // No target: all of them.
     expect(await c.api('sofia profile internal flush_inbound_reg')).toBe(flushed);
     expect(await c.api('sim_registrations')).toBe('\n');
     await c.barrier();
     const dropped = c.events.filter((e) => e.subclass === 'sofia::unregister').map((e) => `${e.headers['from-user']}@${e.headers['from-host']}`);
-    expect(dropped.sort()).toEqual(['3001@acme.example', '3001@other.example', '3002@default', '3003@acme.example', '3004@default']);
+    expect(dropped.sort()).toEqual(['3001@acme.example', '3001@other.example', '3002@switch-simulator', '3003@acme.example', '3004@switch-simulator']);
   });
 
   test('&bridge(user/ext): the agent leg is dialled on answer and bridged; the consumer hanging up ends both', async () => {
     const c = await connect(sim.port);
-    sim.register('1001');
+    await fakeRegister(sim, '1001');
     const uuid = randomUUID();
     await c.bgapi(originate(`origination_uuid=${uuid}`, 'sofia/gateway/gw/5551230042', '&bridge({dd_leg=agent}user/1001)'));
     clock.advance(RING_MS);
@@ -565,7 +628,7 @@ describe('agent legs', () => {
 
   test('uuid_bridge joins two parked legs; park_after_bridge keeps the agent when the consumer leaves', async () => {
     const c = await connect(sim.port);
-    sim.register('1001');
+    await fakeRegister(sim, '1001');
     const consumer = randomUUID();
     const agent = randomUUID();
     await c.bgapi(originate(`origination_uuid=${consumer},execute_on_answer=amd`, 'sofia/gateway/gw/5551230010'));
@@ -585,7 +648,7 @@ describe('agent legs', () => {
 
   test('uuid_transfer sends a leg to a registered extension', async () => {
     const c = await connect(sim.port);
-    sim.register('1001');
+    await fakeRegister(sim, '1001');
     const uuid = randomUUID();
     await c.bgapi(originate(`origination_uuid=${uuid}`, 'sofia/gateway/gw/5551230042'));
     clock.advance(RING_MS);
@@ -740,8 +803,8 @@ describe('call control', () => {
 
 describe('supervision (eavesdrop)', () => {
   async function bridgedCall(c: Client): Promise<{ consumer: string; agent: string }> {
-    sim.register('1001');
-    sim.register('2001');
+    await fakeRegister(sim, '1001');
+    await fakeRegister(sim, '2001');
     const consumer = randomUUID();
     const agent = randomUUID();
     await c.bgapi(originate(`origination_uuid=${consumer}`, 'sofia/gateway/gw/5551230042', `&bridge({origination_uuid=${agent}}user/1001)`));
@@ -786,7 +849,7 @@ describe('supervision (eavesdrop)', () => {
 
   test('eavesdrop on a leg that does not exist hangs the supervisor leg up', async () => {
     const c = await connect(sim.port);
-    sim.register('2001');
+    await fakeRegister(sim, '2001');
     const sup = randomUUID();
     await c.api(`originate {origination_uuid=${sup}}user/2001 &eavesdrop(${randomUUID()})`);
     await c.waitFor((e) => e.name === 'CHANNEL_HANGUP_COMPLETE' && e.uuid === sup, 'hangup');

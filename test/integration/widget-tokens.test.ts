@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { withTenant } from '../../src/lib/tenancy';
 import { sha256Hex } from '../../src/lib/tokens';
-import { runWorker, startSwitchRig, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
+import { pointSwitchAtDirectory, runWorker, startSwitchRig, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
 import { createUserSession, provisionTenant, startTestApp, uniqueEmail, type HttpResult, type ProvisionedTenant, type TestApp } from '../helpers/harness';
 import { insertAgentWidgetToken } from '../helpers/widget';
 
@@ -247,7 +247,9 @@ describe('DELETE /v1/widget_tokens/{id}', () => {
     const { widget_token: w, token } = await minted(tenant, a.id);
     const checkin = await post(token, '/v1/agents/checkin', { sip_extension: a.sip_extension });
     expect(checkin.status).toBe(200);
-    rig.sim.register(a.sip_extension);
+    pointSwitchAtDirectory(app, rig);
+    await rig.sim.register({ extension: a.sip_extension, username: checkin.body.softphone.sip_username, password: checkin.body.softphone.sip_password });
+    expect(await rig.sim.api('sim_registrations')).toContain(a.sip_extension);
     expect((await me(token)).status).toBe(200);
 
     const res = await revoke(tenant.apiKey, w.id);

@@ -119,11 +119,11 @@ async function move(tx: Tx, tenantId: string, actor: Actor, row: Agent, action: 
  * repeat included, so a reloaded softphone can have its password again) and the previous one is
  * revoked as superseded; an external seat gets none and keeps none live.
  */
-export function checkin(deps: AppDeps, principal: Principal, body: { sip_extension: string; device_mode?: DeviceMode }) {
+export async function checkin(deps: AppDeps, principal: Principal, body: { sip_extension: string; device_mode?: DeviceMode }) {
   const extension = checkSipExtension(body.sip_extension);
   const { tenantId } = principal;
   const actor = actorOf(principal);
-  return withTenant(deps.db, tenantId, async (tx) => {
+  const answer = await withTenant(deps.db, tenantId, async (tx) => {
     const row = await lockAgentByExtension(tx, extension);
     if (!row) throw notFound('no agent of the tenant has this sip_extension');
     assertOwnAgent(principal, row.id);
@@ -144,6 +144,18 @@ export function checkin(deps: AppDeps, principal: Principal, body: { sip_extensi
     });
     return { agent: agentView(updated), softphone: softphoneView(updated, credential, deps.config) };
   });
+  const phone = answer.softphone;
+  if (deps.softphones && phone.sip_username && phone.sip_password && phone.sip_credential_expires_at) {
+    deps.softphones.checkedIn({
+      agentId: answer.agent.id,
+      extension: phone.sip_extension,
+      domain: phone.domain,
+      username: phone.sip_username,
+      password: phone.sip_password,
+      expiresAt: new Date(phone.sip_credential_expires_at),
+    });
+  }
+  return answer;
 }
 
 /**
@@ -160,6 +172,7 @@ export async function checkout(deps: AppDeps, principal: Principal, body: { sip_
     assertOwnAgent(principal, row.id);
     return move(tx, tenantId, actor, row, 'checkout');
   });
+  if (deps.softphones && agent.sipExtension) deps.softphones.checkedOut({ agentId: agent.id, extension: agent.sipExtension, domain: deps.config.SIP_DOMAIN ?? null });
   const sipTeardown = await teardownAgentSip(deps, tenantId, agent.id, SIP_REVOKED_CHECKED_OUT);
   return { agent: agentView(agent), sip_teardown: sipTeardown };
 }

@@ -20,6 +20,7 @@ export function agentView(a: Agent): AgentView {
     device_mode: a.deviceMode as DeviceMode,
     login_enabled: a.loginPasswordHash !== null,
     presence: a.presence as Presence,
+    registered: a.registered,
     created_at: a.createdAt.toISOString(),
     updated_at: a.updatedAt.toISOString(),
   };

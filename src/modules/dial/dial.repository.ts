@@ -25,14 +25,32 @@ export interface AgentRow {
   status: string;
   sip_extension: string | null;
   presence: string;
+  device_mode: string;
+  registered: boolean;
+  /** A human-initiated dial holds the seat for another call until then. */
+  reserved: boolean;
 }
 
+/** The named agent, locked until the dial's transaction ends: its reservation is decided under the lock. */
 export async function findAgent(sql: SqlTx, tenantId: string, agentId: string): Promise<AgentRow | null> {
-  const rows = await sql.query<AgentRow>('SELECT id, status, sip_extension, presence FROM agents WHERE tenant_id = $1::uuid AND id = $2::uuid', [
-    tenantId,
-    agentId,
-  ]);
+  const rows = await sql.query<AgentRow>(
+    `SELECT id, status, sip_extension, presence, device_mode, registered, coalesce(reserved_until > now(), false) AS reserved
+       FROM agents WHERE tenant_id = $1::uuid AND id = $2::uuid FOR UPDATE`,
+    [tenantId, agentId],
+  );
   return rows[0] ?? null;
+}
+
+/**
+ * Reserves the named agent for this call until the consumer can have answered (the ring timeout
+ * plus room for the answer to be reported): the loop's claims skip a reserved seat, the call's own
+ * connect takes it (dialableSeatSql). The call's end, or a placement that failed, releases it earlier.
+ */
+export async function reserveAgent(sql: SqlTx, agentId: string, callAttemptId: string, forMs: number): Promise<void> {
+  await sql.query(
+    `UPDATE agents SET reserved_call_attempt_id = $2::uuid, reserved_until = now() + make_interval(secs => $3 / 1000.0) WHERE id = $1::uuid`,
+    [agentId, callAttemptId, forMs],
+  );
 }
 
 /**

@@ -21,9 +21,12 @@ Checked in this order; a request refused by any of them records nothing (no deci
   until funds or the cap allow again (GET /v1/billing/account);
 - \`debt_id\` must be a debt of this tenant (404) of this campaign (422 \`unprocessable\`);
 - \`phone\` must be a contact of the debt (422); without it the debt's primary contact is dialed (422 when it has none);
-- \`agent_id\` must be an active agent of this tenant with a sip_extension (422) and available now (409: a busy or offline seat cannot
-  take the call); without it at least one agent of the tenant must be available (409), so an answered consumer is never left to the
-  abandonment message;
+- \`agent_id\` must be an active agent of this tenant with a sip_extension (422) and dialable now (409: a busy or offline seat, a
+  browser seat whose softphone is not registered on the switch, or a seat another dial reserved cannot take the call); the named
+  agent is then reserved for this call (the campaign runs do not take it) until the consumer's ring timeout has passed, the call
+  ends or the agent is connected; without it at least one dialable agent of the tenant (available and reachable: a browser seat
+  while registered, an external seat while checked in; CONTRACT section 10) must exist (409), so an answered consumer is never left
+  to the abandonment message;
 - the switch control link must be up (503 \`esl_unavailable\`, retryable);
 - a call to the same debt or number still in progress is 409;
 - a campaign whose caller_id_pool has no active DID is 409 (caller id: an active DID of the pool, else one of the legacy caller_ids,

@@ -10,15 +10,19 @@ import { lockCommunications } from '../compliance/communications-lock';
 import { complianceSnapshot, evaluateInTx } from '../compliance/compliance.service';
 import type { Gate } from '../compliance/compliance.types';
 import { channelsInUse, dialsLastSecond, tenantLimits } from '../dialer/capacity.repository';
-import { availableAgents, callerIds, readCampaign, REDIAL_AFTER_MS, type PlannedCall } from '../dialer/dial-tick.service';
+import { availableAgents, callerIds, readCampaign, REDIAL_AFTER_MS, RING_TIMEOUT_SEC, type PlannedCall } from '../dialer/dial-tick.service';
 import { placeCallWorkflow } from '../../../workflows/place-call.workflow';
 import { placeCallWorkflowId } from '../../../workflows/ids';
-import { callInFlight, debtContacts, findAgent, insertAttempt, lockDebt, notPlacedCause, pushNextDialable } from './dial.repository';
+import { callInFlight, debtContacts, findAgent, insertAttempt, lockDebt, notPlacedCause, pushNextDialable, reserveAgent } from './dial.repository';
+import { releaseReservations } from '../agents/agent.repository';
 import type { DialInput, DialResult } from './dial.schemas';
 import { billingRefusal } from '../billing/billing.service';
 
 /** The campaign types whose calls a person starts; every other type is dialed by its run. */
 export const HUMAN_INITIATED_TYPES: readonly string[] = ['preview', 'manual'];
+
+/** How long a named agent stays reserved for its dial: the consumer's ring timeout plus room for the answer to arrive. */
+const RESERVATION_MS = (RING_TIMEOUT_SEC + 15) * 1000;
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -76,8 +80,10 @@ export async function dial(
       if (!agent.sip_extension) throw unprocessable('the agent has no sip_extension to bridge the call to');
       // Only the named agent may take the call: one who cannot would leave the consumer to the abandonment message.
       if (agent.presence !== 'available') throw conflict(`the agent is ${agent.presence}, not available`);
+      if (agent.device_mode === 'browser' && !agent.registered) throw conflict("the agent's softphone is not registered on the switch");
+      if (agent.reserved) throw conflict('the agent is reserved for another dial');
     } else if ((await availableAgents(sql)) === 0) {
-      throw conflict('no agent is available to take the call');
+      throw conflict('no agent is available (available, reachable and not reserved) to take the call');
     }
 
     if (!deps.esl?.isUp()) throw eslErrorToAppError(new EslUnavailableError('the switch control link is down'));
@@ -112,6 +118,7 @@ export async function dial(
       snapshot: complianceSnapshot(decision),
     });
     await pushNextDialable(sql, debt.id, now, REDIAL_AFTER_MS);
+    if (agentId !== null) await reserveAgent(sql, agentId, call.id, RESERVATION_MS);
     return { status: 'recorded' as const, call };
   });
 
@@ -133,7 +140,10 @@ export async function dial(
     throw new AppError(502, 'dial_error', 'the call could not be placed; the attempt stays recorded (reaped if it never rang)', { call_id: call.id });
   }
   if (outcome.placed === 0) {
-    const cause = await withTenantSql(deps.db, tenantId, (sql) => notPlacedCause(sql, call.id));
+    const cause = await withTenantSql(deps.db, tenantId, async (sql) => {
+      await releaseReservations(sql, [call.id]);
+      return notPlacedCause(sql, call.id);
+    });
     // The attempt and its not_placed row stay: the decision was made and the CDR tells what became of it.
     if (cause === 'ESL_UNAVAILABLE') {
       throw new AppError(503, 'esl_unavailable', 'the switch control link went down before the call was sent; nothing rang; retry with backoff', { call_id: call.id });

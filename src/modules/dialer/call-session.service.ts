@@ -1,7 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { AppDeps } from '../../deps';
 import { withTenantSql, type SqlTx } from '../../lib/tenancy';
-import { createSwitchCommands, EslCommandError, EslUnavailableError, type SwitchCommands } from '../../switch/esl';
+import { createSwitchCommands, EslCommandError, EslTimeoutError, EslUnavailableError, type SwitchCommands } from '../../switch/esl';
 import { amdEffective, dispositionOf, treatmentOf, type CallTreatment, type HangupFacts } from '../../../workflows/call-flow';
 import type { CallAttempt } from '../../../prisma/generated/client';
 import { emitEvent } from '../../lib/events';
@@ -16,7 +17,10 @@ import { startWrapUpTimers } from '../agent-wrap-up/wrap-up.service';
 /** An answered consumer with no agent on the line after this long is abandoned (47 CFR 64.1200(a)(7): two seconds). */
 export const ABANDON_AFTER_MS = 2000;
 const AGENT_CLAIM_POLL_MS = 200;
-const AGENT_ANSWER_TIMEOUT_MS = 10_000;
+import { dialableSeatSql, releaseSeatsOfEndedCalls } from '../agents/agent.repository';
+
+/** The agent's leg answered after the abandonment window closed. */
+class AgentTooLate extends Error {}
 /** Pauses between the in-process tries of the conversation write after a bridge. */
 const CONVERSATION_WRITE_RETRY_MS = [100, 400];
 
@@ -101,9 +105,12 @@ export async function markAnswered(deps: AppDeps, ref: CallRef, answeredAt: stri
 }
 
 /**
- * Takes an available agent for a call. The agent is tied to the call from the claim on (not only
- * once bridged), so whatever releases it later (the session's end, the reaper) can tell whether it
- * still holds this call or has since taken another.
+ * Takes a dialable agent for a call (dialableSeatSql: available and reachable; a seat a
+ * human-initiated dial reserved only for the call it reserved it for). The agent is tied to the call
+ * from the claim on (not only once bridged), so whatever releases it later (the session's end, the
+ * reaper) can tell whether it still holds this call or has since taken another. `presence` is
+ * `ringing` while its leg is being rung (connectAgent), `on_call` for a leg bridged at once.
+  presence: 'on_call' | 'ringing' = 'on_call',
  */
 export async function claimAgent(
   deps: AppDeps,
@@ -114,13 +121,13 @@ export async function claimAgent(
 ): Promise<{ id: string; sip_extension: string } | null> {
   const [row] = await withTenantSql(deps.db, tenantId, (sql) =>
     sql.query<{ id: string; sip_extension: string }>(
-      `UPDATE agents SET presence = 'on_call', active_call_attempt_id = $3::uuid, updated_at = now()
-        WHERE id = (SELECT id FROM agents
-                     WHERE status = 'active' AND presence = 'available' AND sip_extension IS NOT NULL
-                       AND ($1::uuid IS NULL OR id = $1::uuid) AND NOT (id = ANY ($2::uuid[]))
-                     ORDER BY updated_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
+      `UPDATE agents SET presence = $4, active_call_attempt_id = $3::uuid, reserved_call_attempt_id = NULL, reserved_until = NULL, updated_at = now()
+        WHERE id = (SELECT a.id FROM agents a
+                     WHERE ${dialableSeatSql('a', '$3::uuid')}
+                       AND ($1::uuid IS NULL OR a.id = $1::uuid) AND NOT (a.id = ANY ($2::uuid[]))
+                     ORDER BY a.updated_at, a.id LIMIT 1 FOR UPDATE SKIP LOCKED)
         RETURNING id, sip_extension`,
-      [only, skip, callAttemptId],
+      [only, skip, callAttemptId, presence],
     ),
   );
   return row ?? null;
@@ -133,7 +140,15 @@ export async function claimAgent(
 async function releaseAgent(sql: SqlTx, agentId: string, callAttemptId: string): Promise<void> {
   await sql.query(
     `UPDATE agents SET presence = 'available', active_call_attempt_id = NULL, updated_at = now()
-      WHERE id = $1 AND presence = 'on_call' AND active_call_attempt_id = $2::uuid`,
+      WHERE id = $1 AND presence IN ('ringing', 'on_call') AND active_call_attempt_id = $2::uuid`,
+    [agentId, callAttemptId],
+  );
+}
+
+/** ringing → on_call once the agent's leg is bridged to the consumer. */
+async function agentBridged(sql: SqlTx, agentId: string, callAttemptId: string): Promise<void> {
+  await sql.query(
+    `UPDATE agents SET presence = 'on_call', updated_at = now() WHERE id = $1 AND presence = 'ringing' AND active_call_attempt_id = $2::uuid`,
     [agentId, callAttemptId],
   );
 }
@@ -143,7 +158,8 @@ async function releaseAgent(sql: SqlTx, agentId: string, callAttemptId: string):
  * back to available, or into wrap-up when the tenant has a wrap-up cap. Answers the wrap-ups whose
  * timers the caller starts once the transaction has committed.
  */
-export function releaseAgentsOfCalls(sql: SqlTx, tenantId: string, callAttemptIds: string[]): Promise<WrapUp[]> {
+export async function releaseAgentsOfCalls(sql: SqlTx, tenantId: string, callAttemptIds: string[]): Promise<WrapUp[]> {
+  await releaseSeatsOfEndedCalls(sql, callAttemptIds);
   return endCallsOfAgents(sql, tenantId, callAttemptIds);
 }
 
@@ -205,11 +221,13 @@ async function resumeBridge(deps: AppDeps, commands: SwitchCommands, ref: CallRe
 }
 
 /**
- * Puts an agent on an answered call: claims an available agent (or the named one), rings the
- * agent's extension and bridges it to the consumer, and records the conversation the bridge
- * proves. With no agent on the line within two seconds of `windowStartMs` (the answer, or the
- * moment a menu caller asked for an agent) the call is abandoned and the seller identification
- * message is played.
+ * Puts an agent on an answered call: claims a dialable agent (or the named one; presence ringing),
+ * rings the agent's extension and bridges it to the consumer (presence on_call), and records the
+ * conversation the bridge proves. The agent's leg must be answered and bridged within two seconds of
+ * `windowStartMs` (the answer, or the moment a menu caller asked for an agent; 47 CFR
+ * 64.1200(a)(7)): a leg still ringing at the deadline, or answered after it, is hung up and the
+ * seat is back to available; with no agent on the line by then the call is abandoned and the
+ * seller identification message is played.
  */
 export async function connectAgent(
   deps: AppDeps,
@@ -224,25 +242,33 @@ export async function connectAgent(
   }
   const deadline = ref.windowStartMs + ABANDON_AFTER_MS;
   const unreachable: string[] = [];
+      let late = false;
   for (;;) {
-    const agent = await claimAgent(deps, ref.tenantId, ref.callAttemptId, ref.agentId, unreachable);
+    const agent = Date.now() < deadline ? await claimAgent(deps, ref.tenantId, ref.callAttemptId, ref.agentId, unreachable, 'ringing') : null;
     if (agent) {
-      let legUuid: string | null = null;
+      const legUuid = randomUUID();
       let bridged: { agentId: string; agentLegUuid: string; at: Date } | null = null;
       try {
-        legUuid = (await commands.originateAndWait({ to: { type: 'agent', extension: agent.sip_extension }, variables: { dd_agent_id: agent.id } }, AGENT_ANSWER_TIMEOUT_MS)).uuid;
+        // The job is bounded by what is left of the window: a leg still ringing then is too late.
+        await commands.originateAndWait(
+          { to: { type: 'agent', extension: agent.sip_extension }, uuid: legUuid, variables: { dd_agent_id: agent.id } },
+        await withTenantSql(deps.db, ref.tenantId, (sql) => agentBridged(sql, agent.id, ref.callAttemptId));
+          Math.max(1, deadline - Date.now()),
+        if (bridged) throw err;
+        late = err instanceof AgentTooLate || err instanceof EslTimeoutError;
+        );
+        if (Date.now() > deadline) throw new AgentTooLate();
         await commands.bridge(ref.callUuid, legUuid);
         bridged = { agentId: agent.id, agentLegUuid: legUuid, at: new Date() };
       } catch (err) {
         await withTenantSql(deps.db, ref.tenantId, (sql) => releaseAgent(sql, agent.id, ref.callAttemptId));
-        if (legUuid) {
-          // The agent answered but the consumer is gone: nothing to connect.
-          await commands.hangup(legUuid).catch(() => undefined);
-          if (!(await commands.exists(ref.callUuid).catch(() => false))) return { status: 'gone' };
-        }
-        if (err instanceof EslUnavailableError) throw err;
+        // Still ringing, or answered too late or for a consumer who is gone: the agent's leg ends.
+        await commands.hangup(legUuid).catch(() => undefined);
+        if (!(await commands.exists(ref.callUuid).catch(() => false))) return { status: 'gone' };
+        if (err instanceof EslUnavailableError && !late) throw err;
         unreachable.push(agent.id);
       }
+      if (late) break;
       // Outside the try: the consumer and the agent are talking, whatever the write does.
       if (bridged) {
         await recordBridgeConversation(deps, commands, call, bridged.agentId, bridged.at, false);

@@ -20,6 +20,7 @@ import { aiVoiceLines } from '../ai-calls/ai-dial.service';
 import type { RunnerOptions } from './runner-options';
 import { billingRefusal } from '../billing/billing.service';
 
+import { dialableSeatSql } from '../agents/agent.repository';
 /** After a placed attempt the debt rests this long before the loop dials it again. */
 export const REDIAL_AFTER_MS = 4 * 3600 * 1000;
 /** Ring time of a consumer leg before the switch gives up (NO_ANSWER). */
@@ -127,9 +128,8 @@ export async function callerIds(sql: SqlTx, campaign: CampaignRow): Promise<stri
 }
 
 export async function availableAgents(sql: SqlTx): Promise<number> {
-  const [row] = await sql.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM agents WHERE status = 'active' AND presence = 'available' AND sip_extension IS NOT NULL`,
-  );
+/** Seats the dialer may take now: available and reachable, not reserved by a human-initiated dial (dialableSeatSql). */
+  const [row] = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM agents a WHERE ${dialableSeatSql('a')}`);
   return row?.n ?? 0;
 }
 

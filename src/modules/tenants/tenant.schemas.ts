@@ -73,6 +73,10 @@ export const AgentSchema = z
     device_mode: z.enum(['browser', 'external']),
     login_enabled: z.boolean(),
     presence: z.enum(['offline', 'available', 'ringing', 'on_call', 'wrap_up', 'paused']),
+    registered: z.boolean().openapi({
+      description:
+        "Read-only: the seat's softphone is registered on the switch (from its sofia::register, sofia::unregister and sofia::expire events). A browser seat is dialable only while available and registered; an external seat while available (CONTRACT section 10)",
+    }),
     created_at: dateTime,
     updated_at: dateTime,
   })

@@ -52,6 +52,7 @@ export function agentView(a: Agent, loginEnabled = false) {
     device_mode: a.deviceMode as 'browser' | 'external',
     login_enabled: loginEnabled,
     presence: a.presence as 'offline' | 'available' | 'ringing' | 'on_call' | 'wrap_up' | 'paused',
+    registered: a.registered,
     created_at: a.createdAt.toISOString(),
     updated_at: a.updatedAt.toISOString(),
   };

@@ -206,8 +206,11 @@ export interface SwitchCommands {
    * EslCommandError: FreeSWITCH answers an unknown profile without `-ERR`.
    */
   flushRegistration(extension: string, domain?: string): Promise<void>;
-  /** Simulator only: registers an extension so agent legs to it answer (real FreeSWITCH answers -ERR). */
-  registerExtension(extension: string, domain?: string): Promise<void>;
+  /**
+   * Simulator only: a softphone REGISTERs the extension with a credential the switch's directory
+   * serves (digest-checked); agent legs to it then answer (real FreeSWITCH answers -ERR).
+   */
+  registerExtension(p: { extension: string; domain?: string; username: string; password: string; expiresSec?: number }): Promise<void>;
   /** Simulator only. */
   unregisterExtension(extension: string, domain?: string): Promise<void>;
   /** Simulator only: the far end presses keys. */
@@ -402,8 +405,11 @@ export function createSwitchCommands(esl: EslManager, defaults: SwitchCommandsOp
       const reply = await esl.api(command);
       if (!reply.startsWith('+OK')) throw new EslCommandError(command, reply.startsWith('-ERR') ? reply : `-ERR ${reply}`);
     },
-    async registerExtension(extension, domain) {
-      await run(`sim_register ${ext(extension, domain)}`);
+    async registerExtension(p) {
+      check(/^[A-Za-z0-9._-]{1,128}$/.test(p.username), 'SIP username');
+      check(/^[^\s]{1,256}$/.test(p.password), 'SIP password');
+      if (p.expiresSec !== undefined) check(Number.isInteger(p.expiresSec) && p.expiresSec > 0, 'expires');
+      await run(`sim_register ${ext(p.extension, p.domain)} ${p.username} ${p.password}${p.expiresSec !== undefined ? ` ${p.expiresSec}` : ''}`);
     },
     async unregisterExtension(extension, domain) {
       await run(`sim_unregister ${ext(extension, domain)}`);

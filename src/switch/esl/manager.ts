@@ -55,6 +55,7 @@ export const ESL_EVENTS: readonly string[] = [
   'amd',
   'sofia::register',
   'sofia::unregister',
+  'sofia::expire',
   'dd::speech',
 ];
 

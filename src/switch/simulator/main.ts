@@ -2,7 +2,8 @@
  * `npm run switch:sim`: the FreeSWITCH event-socket simulator on its own, in the foreground until
  * SIGINT/SIGTERM. Environment: ESL_HOST (default 127.0.0.1), ESL_PORT (default 8021, FreeSWITCH's),
  * ESL_PASSWORD (default ClueCon), SIM_RING_MS, SIM_TALK_MS, SIM_AMD_MS, SIM_PROMPT_MS,
- * SIM_RECORDINGS_DIR, SIM_REGISTER (comma-separated extensions registered at start).
+ * SIM_RECORDINGS_DIR, SIM_DIRECTORY_URL and SIM_DIRECTORY_CREDENTIALS (the product's switch directory
+ * and its `user:password`: softphones register only through it, with `api sim_register ...`).
  */
 import { startSwitchSimulator } from './server';
 
@@ -15,7 +16,6 @@ async function main(): Promise<void> {
     password: process.env.ESL_PASSWORD || 'ClueCon',
     recordingsDir: process.env.SIM_RECORDINGS_DIR?.trim() || undefined,
   });
-  for (const ext of (process.env.SIM_REGISTER ?? '').split(',').map((s) => s.trim()).filter(Boolean)) sim.register(ext);
   process.stdout.write(
     `switch simulator (FreeSWITCH event socket) listening on ${sim.host}:${sim.port}\n` +
       `  connect any ESL client, e.g. fs_cli -H ${sim.host} -P ${sim.port} -p <ESL_PASSWORD>\n`,

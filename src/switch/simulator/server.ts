@@ -46,6 +46,24 @@ export interface SwitchSimulatorOptions {
   /** Default the real clock; tests pass createFakeClock(). */
   clock?: Clock;
   hostname?: string;
+  /**
+   * The product's switch directory (mod_xml_curl `gateway-url`), e.g. `http://127.0.0.1:8080/switch/directory`;
+   * default SIM_DIRECTORY_URL. Without one every REGISTER fails (nothing can register).
+   */
+  directoryUrl?: string;
+  /** mod_xml_curl `gateway-credentials` (`user:password`, HTTP basic auth); default SIM_DIRECTORY_CREDENTIALS. */
+  directoryCredentials?: string;
+}
+
+/** A simulated softphone's REGISTER (digest-authenticated against the directory). */
+export interface SoftphoneRegistration {
+  extension: string;
+  /** Realm and address-of-record host; default the simulator's hostname. */
+  domain?: string;
+  username: string;
+  password: string;
+  /** Default 3600; not refreshed within it, the registration expires (sofia::expire). */
+  expiresSec?: number;
 }
 
 export interface SwitchSimulator {
@@ -55,9 +73,19 @@ export interface SwitchSimulator {
   readonly clock: Clock;
   /** Runs an api command in process, exactly as `api <command>` over the socket would. */
   api(command: string): Promise<string>;
-  /** Registers an extension (`1001` or `1001@domain`): agent legs to it answer at once. */
-  register(extension: string): void;
+  /**
+   * A softphone REGISTERs through the directory (sim_register); resolves `+OK registered <aor>`, rejects
+   * with the switch's refusal (`-ERR 403 Forbidden` for an unknown user or a wrong password).
+   */
+  register(reg: SoftphoneRegistration): Promise<string>;
+  /** The softphone unregisters (`1001` on every domain, or `1001@domain`). */
   unregister(extension: string): void;
+  /** Points the switch at the product's directory (after start, once the API's port is known). */
+  useDirectory(url: string | null, credentials?: string): void;
+  /** Agent legs to the extension ring `ms` before the softphone answers (0: at once). */
+  setAnswerDelay(extension: string, ms: number): void;
+  /** Registered `<extension>@<domain>` entries. */
+  registrations(): string[];
   /** The consumer presses keys: one DTMF event per digit. */
   dtmf(uuid: string, digits: string): void;
   /** The far end hangs up (recv_bye). */
@@ -384,6 +412,10 @@ export async function startSwitchSimulator(options: SwitchSimulatorOptions = {})
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
+  const directoryUrl = options.directoryUrl ?? (process.env.SIM_DIRECTORY_URL?.trim() || undefined);
+  if (directoryUrl) {
+    sim.core.registrar.useDirectory({ url: directoryUrl, credentials: options.directoryCredentials ?? (process.env.SIM_DIRECTORY_CREDENTIALS || undefined) });
+  }
 
   const apiOrThrow = (command: string) => {
     let out = '';
@@ -399,8 +431,16 @@ export async function startSwitchSimulator(options: SwitchSimulatorOptions = {})
     password,
     clock,
     api: (command) => sim.core.api(command),
-    register: (extension) => apiOrThrow(`sim_register ${extension}`),
+    async register(reg) {
+      const target = reg.domain ? `${reg.extension}@${reg.domain}` : reg.extension;
+      const answer = await sim.core.api(`sim_register ${target} ${reg.username} ${reg.password}${reg.expiresSec !== undefined ? ` ${reg.expiresSec}` : ''}`);
+      if (!answer.startsWith('+OK')) throw new Error(`REGISTER ${target}: ${answer.trim()}`);
+      return answer.trim();
+    },
     unregister: (extension) => apiOrThrow(`sim_unregister ${extension}`),
+    useDirectory: (url, credentials) => sim.core.registrar.useDirectory(url ? { url, credentials } : null),
+    setAnswerDelay: (extension, ms) => apiOrThrow(`sim_answer_delay ${extension} ${ms}`),
+    registrations: () => sim.core.registrar.list(),
     dtmf: (uuid, digits) => apiOrThrow(`sim_dtmf ${uuid} ${digits}`),
     remoteHangup: (uuid, cause) => apiOrThrow(`sim_hangup ${uuid}${cause ? ` ${cause}` : ''}`),
     channel: (uuid) => sim.core.snapshot(uuid),
