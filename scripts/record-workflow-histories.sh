@@ -18,6 +18,8 @@ RECORDING_TESTS=(
   test/integration/supervision.test.ts
   test/integration/wrap-up.test.ts
   test/integration/sip-credentials.test.ts
+  test/integration/password-reset-delivery.test.ts
+  test/integration/auth-budgets.test.ts
 )
 
 RECORD_WORKFLOW_HISTORIES=1 npx jest "${RECORDING_TESTS[@]}" --selectProjects integration "$@"

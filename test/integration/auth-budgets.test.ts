@@ -7,6 +7,7 @@ import { sha256Hex } from '../../src/lib/tokens';
 import { rateLimitPruneNowSignal } from '../../workflows/rate-limit-prune.workflow';
 import { randomLoopback } from '../helpers/client-address';
 import { runWorker, waitFor, type RunningWorker } from '../helpers/dial-loop';
+import { recordWorkflowHistories } from '../helpers/workflow-histories';
 import {
   ADMIN_TOKEN,
   createUserSession,
@@ -164,6 +165,8 @@ describe('rate_limits pruning', () => {
   let worker: RunningWorker;
   let pool: Pool;
   const taskQueue = `prune-${randomUUID()}`;
+
+  afterAll(() => recordWorkflowHistories('auth-budgets', [taskQueue], { rateLimitPruneWorkflow: 1 }));
 
   beforeAll(async () => {
     app = await startTestApp({ TEMPORAL_TASK_QUEUE: taskQueue, RATE_LIMIT_PRUNE_INTERVAL_MS: '3600000' });

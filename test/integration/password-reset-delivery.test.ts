@@ -6,6 +6,7 @@ import { withTenant } from '../../src/lib/tenancy';
 import { passwordResetHandOffsSettled } from '../../src/modules/auth/auth.service';
 import { sha256Hex } from '../../src/lib/tokens';
 import { runWorker, waitFor, type RunningWorker } from '../helpers/dial-loop';
+import { recordWorkflowHistories } from '../helpers/workflow-histories';
 import { startFakeSmtp, type FakeSmtp, type ReceivedMail } from '../helpers/fake-smtp';
 import { provisionTenant, startTestApp, STRONG_PASSWORD, uniqueEmail, type ProvisionedTenant, type TestApp } from '../helpers/harness';
 
@@ -35,6 +36,11 @@ async function settled(app: TestApp, email: string): Promise<void> {
   await app.deps.temporal!.workflow.getHandle(passwordResetWorkflowId(sha256Hex(email))).result();
 }
 
+const smtpQueue = `reset-smtp-${randomUUID()}`;
+const outboxQueue = `reset-outbox-${randomUUID()}`;
+
+afterAll(() => recordWorkflowHistories('password-reset-delivery', [smtpQueue, outboxQueue], { passwordResetWorkflow: 2 }));
+
 describe('password reset with SMTP configured', () => {
   let app: TestApp;
   let worker: RunningWorker;
@@ -43,7 +49,7 @@ describe('password reset with SMTP configured', () => {
   let tenant: ProvisionedTenant;
   /** Per received mail: was its link's token row committed (visible to another connection) when SMTP got it? */
   const committedAtReceipt = new Map<string, boolean>();
-  const taskQueue = `reset-smtp-${randomUUID()}`;
+  const taskQueue = smtpQueue;
 
   beforeAll(async () => {
     smtp = await startFakeSmtp(async (mail) => {
@@ -137,7 +143,7 @@ describe('password reset with SMTP configured', () => {
 describe('password reset without SMTP', () => {
   let app: TestApp;
   let worker: RunningWorker;
-  const taskQueue = `reset-outbox-${randomUUID()}`;
+  const taskQueue = outboxQueue;
 
   beforeAll(async () => {
     app = await startTestApp({ TEMPORAL_TASK_QUEUE: taskQueue, SMTP_URL: '' });
