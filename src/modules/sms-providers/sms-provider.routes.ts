@@ -26,8 +26,14 @@ const SECRET_RULES = `\`webhook_secret\` is write-only: stored encrypted, never 
 audit log. For the http and mock adapters it is the HMAC key of the provider's webhooks; for carrier_a it is the provider's Ed25519
 public key: the 32 raw bytes in base64 (the form the provider's portal shows), the SPKI DER in base64, or a PEM PUBLIC KEY block;
 anything else is 400 \`invalid\`.`;
+const API_KEY_RULES = `\`api_key\` is write-only: the provider account's own API key, stored encrypted, never returned (the view says
+\`has_api_key\`), never in the audit log; 1 to 4096 printable ASCII characters without spaces; null removes it. The http and
+carrier_a adapters send it as \`Authorization: Bearer <api_key>\`. Which key a send presents: the provider's own api_key when it
+has one; else the deployment's key (SMS_PROVIDER_API_KEY) only when the endpoint is the deployment's own (blank \`base_url\` and
+the deployment's adapter); else none (no Authorization header). The deployment's key is never sent to a \`base_url\` a tenant
+gave. Keyword replies (STOP confirmation, HELP) present the same key as a send through the provider the keyword came in by.`;
 const BODY_ERRORS = `Errors: 400 \`bad_request\` for malformed JSON, a wrong JSON type, a value outside an enum or an unknown key
-(\`tenant_id\` and \`account_id\` included); 400 \`invalid\` for a rule on name or webhook_secret; 422 \`unprocessable\` for base_url;
+(\`tenant_id\` and \`account_id\` included); 400 \`invalid\` for a rule on name, webhook_secret or api_key; 422 \`unprocessable\` for base_url;
 413 over 8 MiB; 415 when the body is not JSON.`;
 
 export function smsProviderRoutes(deps: AppDeps) {
@@ -57,14 +63,16 @@ with none of them it is 422 \`sms_provider_unconfigured\`. ${SCOPE}`,
       security,
       middleware,
       summary: 'Register an SMS provider for the tenant (sede) or its whole account (empresa)',
-      description: `Body \`{adapter, region, name}\` required; \`base_url\`, \`webhook_secret\`, \`status\` (active by default, or
-disabled) and \`scope\` (sede by default, or empresa) optional. ${EMPRESA_RULE} Scope is immutable.
+      description: `Body \`{adapter, region, name}\` required; \`base_url\`, \`webhook_secret\`, \`api_key\`, \`status\` (active by
+default, or disabled) and \`scope\` (sede by default, or empresa) optional. ${EMPRESA_RULE} Scope is immutable.
 
 ${BASE_URL_RULES}
 
 ${SECRET_RULES}
 
-Audit entry \`sms_provider.created\` in the acting tenant's log (never the secret). ${BODY_ERRORS} ${SCOPE}`,
+${API_KEY_RULES}
+
+Audit entry \`sms_provider.created\` in the acting tenant's log (never the secret or the key). ${BODY_ERRORS} ${SCOPE}`,
       request: { body: jsonBody(CreateSmsProviderBody) },
       responses: { 201: jsonContent(SmsProviderEnvelope, 'Registered'), ...errorResponses(400, 401, 403, 413, 415, 422) },
     }),
@@ -93,17 +101,21 @@ Audit entry \`sms_provider.created\` in the acting tenant's log (never the secre
       tags,
       security,
       middleware,
-      summary: 'Change the adapter, region, name, base_url, webhook_secret or status of a provider',
-      description: `Optional \`adapter\`, \`region\`, \`name\`, \`base_url\`, \`webhook_secret\` (null removes it), \`status\`
-(active, disabled; retired is final). Absent keys are unchanged; a patch that changes nothing writes nothing. \`scope\` is
+      summary: 'Change the adapter, region, name, base_url, webhook_secret, api_key or status of a provider',
+      description: `Optional \`adapter\`, \`region\`, \`name\`, \`base_url\`, \`webhook_secret\` (null removes it), \`api_key\`
+(null removes it), \`status\` (active, disabled; retired is final). Absent keys are unchanged; a patch that changes nothing writes nothing. \`scope\` is
 immutable: present at all, it is 400 \`bad_request\`. A retired provider cannot be changed: 409 \`conflict\`. Moving to carrier_a
-keeps the stored secret only when it is an Ed25519 public key (else 400 \`invalid\`: send the key with the change). ${EMPRESA_RULE}
+keeps the stored secret only when it is an Ed25519 public key (else 400 \`invalid\`: send the key with the change). A stored
+api_key is never moved to a new endpoint: a change of \`base_url\` or \`adapter\` on a provider with an api_key must carry
+\`api_key\` too (the key again, or null), else 400 \`invalid\`. ${EMPRESA_RULE}
 
 ${BASE_URL_RULES}
 
 ${SECRET_RULES}
 
-Audit entry \`sms_provider.updated\` (the changed fields; for the secret only whether it was set or removed). ${ID_NOTE}
+${API_KEY_RULES}
+
+Audit entry \`sms_provider.updated\` (the changed fields; for the secret and the key only whether each was set or removed). ${ID_NOTE}
 ${BODY_ERRORS} ${SCOPE}`,
       request: { params: IdParam, body: jsonBody(PatchSmsProviderBody) },
       responses: { 200: jsonContent(SmsProviderEnvelope, 'The updated provider'), ...errorResponses(400, 401, 403, 404, 409, 413, 415, 422) },

@@ -58,6 +58,18 @@ export function assertWebhookSecret(adapter: string, secret: string): void {
   }
 }
 
+export const API_KEY_MAX_CHARS = 4096;
+
+/**
+ * A provider API key is sent as `Authorization: Bearer <key>`: printable ASCII without spaces, so
+ * it can never break or add a header line. The key itself never appears in a message.
+ */
+export function assertApiKey(key: string): void {
+  if (key.length === 0) throw invalid('api_key must not be empty (send null to remove it)');
+  if (key.length > API_KEY_MAX_CHARS) throw invalid(`api_key must be at most ${API_KEY_MAX_CHARS} characters`);
+  if (!/^[\x21-\x7e]+$/.test(key)) throw invalid('api_key must be printable ASCII without spaces or control characters');
+}
+
 export interface ProviderState {
   adapter: string;
   region: string;

@@ -1,6 +1,6 @@
 import { z } from '../../lib/openapi';
 import { SMS_ADAPTERS } from '../sms/adapters/adapter';
-import { BASE_URL_MAX_CHARS, NAME_MAX_CHARS, SECRET_MAX_CHARS, SMS_PROVIDER_STATUSES, SMS_REGIONS } from './sms-provider.rules';
+import { API_KEY_MAX_CHARS, BASE_URL_MAX_CHARS, NAME_MAX_CHARS, SECRET_MAX_CHARS, SMS_PROVIDER_STATUSES, SMS_REGIONS } from './sms-provider.rules';
 
 const dateTime = z.string().openapi({ format: 'date-time' });
 const uuid = z.string().openapi({ format: 'uuid' });
@@ -16,6 +16,7 @@ export const SmsProviderSchema = z
     name: z.string(),
     base_url: z.string().nullable().openapi({ description: 'null: the deployment endpoint of the adapter (SMS_PROVIDER_BASE_URL)', example: 'https://sms.example.com/api' }),
     has_secret: z.boolean().openapi({ description: 'Whether a webhook secret is stored; the secret itself is write-only and never shown' }),
+    has_api_key: z.boolean().openapi({ description: "Whether the provider account's own API key is stored; the key itself is write-only and never shown" }),
     status: z.enum(SMS_PROVIDER_STATUSES),
     created_at: dateTime,
     updated_at: dateTime,
@@ -42,6 +43,12 @@ const fields = {
     .openapi({
       description: `Write-only, encrypted at rest, at most ${SECRET_MAX_CHARS} characters; null removes it. For http and mock: the HMAC key of the provider's webhooks. For carrier_a: the provider's Ed25519 public key, as the 32 raw bytes in base64 (as the provider's portal shows it), as SPKI DER in base64, or as a PEM PUBLIC KEY block; anything else is 400 invalid.`,
     }),
+  api_key: z
+    .string()
+    .nullable()
+    .openapi({
+      description: `Write-only, encrypted at rest: the provider account's own API key, sent as \`Authorization: Bearer <api_key>\` by the http and carrier_a adapters; never returned (has_api_key says whether one is stored), never in the audit log. 1 to ${API_KEY_MAX_CHARS} printable ASCII characters without spaces (400 invalid otherwise); null removes it. Without one, a provider with its own base_url sends no Authorization header: the deployment's key goes only to the deployment's endpoint (blank base_url, same adapter as the deployment).`,
+    }),
   status: z.enum(SMS_PROVIDER_STATUSES).openapi({ description: 'active or disabled (retired only through the retire route, and final)' }),
 };
 
@@ -54,6 +61,7 @@ export const CreateSmsProviderBody = z
     name: fields.name,
     base_url: fields.base_url.optional(),
     webhook_secret: fields.webhook_secret.optional(),
+    api_key: fields.api_key.optional(),
     status: fields.status.optional(),
     scope: z.enum(['sede', 'empresa']).optional().openapi({
       description: 'sede (default): this tenant only. empresa: account-wide, inherited by every tenant of the account; needs a ddu_ session of an account_admin user (403 forbidden otherwise, dd_ keys included). Immutable.',
@@ -68,6 +76,7 @@ export const PatchSmsProviderBody = z
     name: fields.name.optional(),
     base_url: fields.base_url.optional(),
     webhook_secret: fields.webhook_secret.optional(),
+    api_key: fields.api_key.optional(),
     status: fields.status.optional(),
     scope: z.unknown().optional().openapi({ description: 'Immutable: present with any value is 400 bad_request' }),
   })

@@ -5,7 +5,7 @@ import type { Principal } from '../../lib/context';
 import { checkEgressUrl, EgressRefusedError } from '../../lib/egress';
 import { badRequest, conflict, invalid, notFound, unprocessable } from '../../lib/errors';
 import { withTenant, type Tx } from '../../lib/tenancy';
-import { assertWebhookSecret, BASE_URL_MAX_CHARS, nameOf, type ProviderState, type SmsProviderStatus } from './sms-provider.rules';
+import { assertApiKey, assertWebhookSecret, BASE_URL_MAX_CHARS, nameOf, type ProviderState, type SmsProviderStatus } from './sms-provider.rules';
 import type { CreateSmsProviderInput, PatchSmsProviderInput } from './sms-provider.schemas';
 import { smsProviderView } from './sms-provider.views';
 import { assertAccountAdmin } from '../../lib/account-admin';
@@ -64,6 +64,8 @@ export async function createSmsProvider(deps: AppDeps, principal: Principal, bod
   if (status === 'retired') throw invalid('status: a provider cannot be created retired');
   const secret = body.webhook_secret ?? null;
   if (secret !== null) assertWebhookSecret(body.adapter, secret);
+  const apiKey = body.api_key ?? null;
+  if (apiKey !== null) assertApiKey(apiKey);
   if (scope === 'empresa') {
     // Refused before any DNS work: a caller without the role learns nothing about base_url.
     await withTenant(deps.db, tenantId, (tx) => assertAccountAdmin(tx, principal, 'an account-wide (empresa) provider'));
@@ -82,6 +84,7 @@ export async function createSmsProvider(deps: AppDeps, principal: Principal, bod
         name,
         baseUrl,
         webhookSecretCiphertext: secret === null ? null : deps.box.encrypt(secret),
+        apiKeyCiphertext: apiKey === null ? null : deps.box.encrypt(apiKey),
         status,
       },
     });
@@ -91,7 +94,17 @@ export async function createSmsProvider(deps: AppDeps, principal: Principal, bod
       action: 'sms_provider.created',
       subjectType: SUBJECT,
       subjectId: row.id,
-      payload: { scope, account_id: row.accountId, adapter: row.adapter, region: row.region, name, base_url: baseUrl, status, has_secret: secret !== null },
+      payload: {
+        scope,
+        account_id: row.accountId,
+        adapter: row.adapter,
+        region: row.region,
+        name,
+        base_url: baseUrl,
+        status,
+        has_secret: secret !== null,
+        has_api_key: apiKey !== null,
+      },
     });
     return smsProviderView(row);
   });
@@ -101,6 +114,11 @@ export async function createSmsProvider(deps: AppDeps, principal: Principal, bod
  * Validation order: scope (immutable, 400), the id (404), retired (409), the role for an
  * account-wide row (403), then the fields, so no DNS work is done for a request that cannot
  * succeed. A patch that changes nothing writes nothing.
+ *
+ * A stored api_key is never sent to an endpoint it was not given for: a change of base_url or
+ * adapter (the endpoint derives from both) on a provider with a key must carry api_key too, the
+ * key again or null. Otherwise anyone allowed to patch could move a key they cannot read to a
+ * receiver of theirs.
  */
 export async function updateSmsProvider(deps: AppDeps, principal: Principal, id: string, body: PatchSmsProviderInput) {
   const tenantId = principal.tenantId;
@@ -126,6 +144,7 @@ export async function updateSmsProvider(deps: AppDeps, principal: Principal, id:
       throw invalid(`webhook_secret: the stored secret does not suit the ${adapter} adapter; send a new webhook_secret (or null) with the adapter change`);
     }
   }
+  if (body.api_key !== undefined && body.api_key !== null) assertApiKey(body.api_key);
   if (body.base_url !== undefined) write.base_url = await checkedBaseUrl(deps, body.base_url);
 
   const actor = actorOf(principal);
@@ -136,10 +155,15 @@ export async function updateSmsProvider(deps: AppDeps, principal: Principal, id:
     const before = stateOf(row);
     const changed = (Object.keys(write) as (keyof ProviderState)[]).filter((k) => write[k] !== before[k]);
     const secretChange = body.webhook_secret === undefined ? null : body.webhook_secret === null ? (row.webhookSecretCiphertext === null ? null : 'removed') : 'set';
-    if (changed.length === 0 && secretChange === null) return smsProviderView(row);
+    const apiKeyChange = body.api_key === undefined ? null : body.api_key === null ? (row.apiKeyCiphertext === null ? null : 'removed') : 'set';
+    if ((changed.includes('base_url') || changed.includes('adapter')) && row.apiKeyCiphertext !== null && body.api_key === undefined) {
+      throw invalid('api_key: a stored key is not moved to a new endpoint; send api_key (the key again, or null) with a base_url or adapter change');
+    }
+    if (changed.length === 0 && secretChange === null && apiKeyChange === null) return smsProviderView(row);
     const data: Record<string, unknown> = {};
     for (const key of changed) data[key === 'base_url' ? 'baseUrl' : key] = write[key];
     if (secretChange !== null) data.webhookSecretCiphertext = body.webhook_secret ? deps.box.encrypt(body.webhook_secret) : null;
+    if (apiKeyChange !== null) data.apiKeyCiphertext = body.api_key ? deps.box.encrypt(body.api_key) : null;
     const updated = await tx.smsProvider.update({ where: { id }, data });
     await appendAudit(tx, tenantId, {
       actorType: actor.type,
@@ -149,9 +173,10 @@ export async function updateSmsProvider(deps: AppDeps, principal: Principal, id:
       subjectId: id,
       payload: {
         scope: row.tenantId === null ? 'empresa' : 'sede',
-        changed: secretChange === null ? changed : [...changed, 'webhook_secret'],
+        changed: [...changed, ...(secretChange === null ? [] : ['webhook_secret']), ...(apiKeyChange === null ? [] : ['api_key'])],
         values: Object.fromEntries(changed.map((k) => [k, write[k]])),
         ...(secretChange === null ? {} : { webhook_secret: secretChange }),
+        ...(apiKeyChange === null ? {} : { api_key: apiKeyChange }),
       },
     });
     return smsProviderView(updated);

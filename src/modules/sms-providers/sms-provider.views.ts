@@ -6,7 +6,7 @@ import type { SmsProviderSchema } from './sms-provider.schemas';
 
 type SmsProviderView = z.infer<typeof SmsProviderSchema>;
 
-/** The public projection: whether a secret is stored, never the secret or its ciphertext. */
+/** The public projection: whether a webhook secret or an API key is stored, never either of them or their ciphertexts. */
 export function smsProviderView(p: SmsProvider): SmsProviderView {
   return {
     id: p.id,
@@ -18,6 +18,7 @@ export function smsProviderView(p: SmsProvider): SmsProviderView {
     name: p.name,
     base_url: p.baseUrl,
     has_secret: p.webhookSecretCiphertext !== null,
+    has_api_key: p.apiKeyCiphertext !== null,
     status: p.status as SmsProviderStatus,
     created_at: p.createdAt.toISOString(),
     updated_at: p.updatedAt.toISOString(),
