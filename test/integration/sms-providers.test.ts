@@ -7,7 +7,7 @@ import { providerWebhookSecret, resolveSmsProvider } from '../../src/modules/sms
 import { createUserSession, provisionTenant, startTestApp, type HttpResult, type ProvisionedTenant, type TestApp } from '../helpers/harness';
 import { widgetRouter } from '../helpers/widget';
 
-const FIELDS = ['id', 'account_id', 'tenant_id', 'scope', 'adapter', 'region', 'name', 'base_url', 'has_secret', 'status', 'created_at', 'updated_at'];
+const FIELDS = ['id', 'account_id', 'tenant_id', 'scope', 'adapter', 'region', 'name', 'base_url', 'has_secret', 'has_api_key', 'status', 'created_at', 'updated_at'];
 const PUBLIC_V4 = '93.184.216.34';
 const SMS_URL = 'https://sms.example.com/api';
 const HMAC_SECRET = 'hmac-secret-value-0123456789abcdef';
@@ -89,7 +89,7 @@ describe('SMS providers', () => {
       expect(res.status).toBe(201);
       const p = res.body.sms_provider;
       expect(Object.keys(p).sort()).toEqual([...FIELDS].sort());
-      expect(p).toMatchObject({ tenant_id: a.tenantId, account_id: await accountOf(a), scope: 'sede', adapter: 'http', region: 'mx', name: 'Main', base_url: SMS_URL, has_secret: true, status: 'active' });
+      expect(p).toMatchObject({ tenant_id: a.tenantId, account_id: await accountOf(a), scope: 'sede', adapter: 'http', region: 'mx', name: 'Main', base_url: SMS_URL, has_secret: true, has_api_key: false, status: 'active' });
       expect(res.text).not.toContain(HMAC_SECRET);
       const stored = await row(a, p.id);
       expect(stored.webhookSecretCiphertext).not.toContain(HMAC_SECRET);
@@ -327,19 +327,20 @@ describe('SMS providers', () => {
       const saved = { ...config };
       try {
         Object.assign(config, { SMS_PROVIDER_ADAPTER: 'http', SMS_PROVIDER_BASE_URL: 'https://deploy.example.com', SMS_PROVIDER_REGION: 'mx' });
-        expect(await resolve(t)).toEqual({ id: null, adapter: 'http', region: 'mx', baseUrl: 'https://deploy.example.com' });
+        expect(await resolve(t)).toEqual({ id: null, adapter: 'http', region: 'mx', baseUrl: 'https://deploy.example.com', credential: { kind: 'deployment' } });
 
         const empresa = await create(admin, { scope: 'empresa', adapter: 'http', region: 'eu' });
         await create(admin, { scope: 'empresa', name: 'younger' });
-        // A blank base_url is the deployment endpoint of the same protocol.
-        expect(await resolve(t)).toEqual({ id: empresa.id, adapter: 'http', region: 'eu', baseUrl: 'https://deploy.example.com' });
+        // A blank base_url is the deployment endpoint of the same protocol, with the deployment's key.
+        expect(await resolve(t)).toEqual({ id: empresa.id, adapter: 'http', region: 'eu', baseUrl: 'https://deploy.example.com', credential: { kind: 'deployment' } });
         expect((await resolve(sibling))?.id).toBe(empresa.id);
 
         const disabled = await create(t.apiKey, { status: 'disabled' });
         expect((await resolve(t))?.id).toBe(empresa.id);
         const sede = await create(t.apiKey, { adapter: 'http', base_url: SMS_URL });
         await create(t.apiKey, { name: 'younger sede' });
-        expect(await resolve(t)).toEqual({ id: sede.id, adapter: 'http', region: 'us', baseUrl: SMS_URL });
+        // A base_url the tenant gave never gets the deployment's key.
+        expect(await resolve(t)).toEqual({ id: sede.id, adapter: 'http', region: 'us', baseUrl: SMS_URL, credential: { kind: 'none' } });
         expect((await resolve(sibling))?.id).toBe(empresa.id);
 
         await retire(t.apiKey, sede.id);
@@ -364,7 +365,7 @@ describe('SMS providers', () => {
       const config = app.deps.config as { SMS_PROVIDER_ADAPTER?: string };
       try {
         config.SMS_PROVIDER_ADAPTER = 'mock';
-        expect(await resolve(t)).toEqual({ id: null, adapter: 'mock', region: 'us', baseUrl: null });
+        expect(await resolve(t)).toEqual({ id: null, adapter: 'mock', region: 'us', baseUrl: null, credential: { kind: 'deployment' } });
       } finally {
         delete config.SMS_PROVIDER_ADAPTER;
       }

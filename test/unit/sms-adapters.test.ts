@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { generateKeyPairSync } from 'node:crypto';
-import type { ResolvedProvider, SmsSendContext, SmsSendRequest } from '../../src/modules/sms/adapters/adapter';
+import type { ProviderCredential, ResolvedProvider, SmsSendContext, SmsSendRequest } from '../../src/modules/sms/adapters/adapter';
 import { adapterFor, CARRIER_A_DEFAULT_BASE_URL, SmsProviderBaseUrlRejected, SmsProviderUnavailable } from '../../src/modules/sms/adapters';
 import { ed25519PublicKeyOf } from '../../src/modules/sms-providers/sms-provider.rules';
 
@@ -32,7 +32,14 @@ async function fakeProvider(reply: (seen: Seen) => { status: number; body: unkno
 }
 
 const request: SmsSendRequest = { to: '+15005550006', from: '+15005550001', body: 'Hello', messageId: '11111111-1111-4111-8111-111111111111' };
-const provider = (adapter: ResolvedProvider['adapter'], baseUrl: string | null): ResolvedProvider => ({ id: null, adapter, region: 'us', baseUrl });
+const DEPLOYMENT: ProviderCredential = { kind: 'deployment' };
+const provider = (adapter: ResolvedProvider['adapter'], baseUrl: string | null, credential: ProviderCredential = DEPLOYMENT): ResolvedProvider => ({
+  id: null,
+  adapter,
+  region: 'us',
+  baseUrl,
+  credential,
+});
 const context = (allowlist: string[], apiKey: string | null = 'key-123'): SmsSendContext => ({ allowlist, resolver: () => Promise.resolve(['127.0.0.1']), apiKey });
 
 describe('mock adapter (CONTRACT.md section 4)', () => {
@@ -132,6 +139,24 @@ describe('carrier_a adapter', () => {
     expect(CARRIER_A_DEFAULT_BASE_URL).toBe('https://api.telnyx.com');
     const rebound: SmsSendContext = { allowlist: [], resolver: () => Promise.resolve(['192.168.1.1']), apiKey: 'k' };
     await expect(adapterFor('carrier_a').send(provider('carrier_a', null), request, rebound)).rejects.toBeInstanceOf(SmsProviderBaseUrlRejected);
+  });
+});
+
+describe('the bearer each adapter presents is the one resolution chose', () => {
+  it.each(['http', 'carrier_a'] as const)('%s: the own key, the deployment key only for a deployment credential, else no header', async (name) => {
+    const reply = name === 'http' ? { status: 202, body: { id: 'p' } } : { status: 200, body: { data: { id: 'p' } } };
+    const p = await fakeProvider(() => reply);
+    try {
+      const a = adapterFor(name);
+      // The context always carries the deployment's key here: only the credential decides whether it is presented.
+      await a.send(provider(name, p.origin, { kind: 'own', apiKey: 'tenant-own-key' }), request, context([p.origin], 'platform-key'));
+      await a.send(provider(name, p.origin, { kind: 'none' }), request, context([p.origin], 'platform-key'));
+      await a.send(provider(name, p.origin, DEPLOYMENT), request, context([p.origin], 'platform-key'));
+      await a.send(provider(name, p.origin, DEPLOYMENT), request, context([p.origin], null));
+      expect(p.seen.map((s) => s.headers.authorization)).toEqual(['Bearer tenant-own-key', undefined, 'Bearer platform-key', undefined]);
+    } finally {
+      await p.close();
+    }
   });
 });
 

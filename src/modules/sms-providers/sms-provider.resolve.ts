@@ -1,29 +1,65 @@
 import type { Config } from '../../config';
 import type { Resolver } from '../../lib/egress';
 import type { SqlTx } from '../../lib/tenancy';
-import type { ResolvedProvider, SmsAdapterName, SmsSendContext } from '../sms/adapters/adapter';
+import type { ProviderCredential, ResolvedProvider, SmsAdapterName, SmsSendContext } from '../sms/adapters/adapter';
 import type { CryptoBox } from '../../lib/crypto-box';
 import { adapterFor } from '../sms/adapters';
 
+type DeploymentConfig = Pick<Config, 'SMS_PROVIDER_ADAPTER' | 'SMS_PROVIDER_BASE_URL' | 'SMS_PROVIDER_REGION'>;
+
 interface ResolveDeps {
-  config: Pick<Config, 'SMS_PROVIDER_ADAPTER' | 'SMS_PROVIDER_BASE_URL' | 'SMS_PROVIDER_REGION'>;
+  config: DeploymentConfig;
+  box: CryptoBox;
+}
+
+/** The columns of an sms_providers row a send needs. */
+export interface StoredProvider {
+  id: string;
+  adapter: SmsAdapterName;
+  region: string;
+  base_url: string | null;
+  api_key_ciphertext: string | null;
+}
+
+/**
+ * Where a stored provider's sends go and whose key they present. A blank base_url means "the
+ * deployment endpoint": SMS_PROVIDER_BASE_URL when the deployment's adapter is the same protocol;
+ * otherwise null and the adapter's own default (carrier_a has one; http has none and refuses the
+ * send).
+ *
+ * The credential: the row's own api_key when it has one; else the deployment's key
+ * (SMS_PROVIDER_API_KEY) only when the endpoint is the deployment's own (blank base_url, same
+ * protocol as the deployment); else none. A base_url a tenant typed never gets the deployment's
+ * key: anyone could point one at a receiver of theirs and collect it. The plaintext key lives only
+ * in memory for the send and is never logged.
+ */
+export function resolvedProviderOf(deps: ResolveDeps, row: StoredProvider): ResolvedProvider {
+  const cfg = deps.config;
+  const deploymentEndpoint = row.base_url === null && cfg.SMS_PROVIDER_ADAPTER === row.adapter;
+  const ownKey = row.api_key_ciphertext === null ? null : deps.box.decrypt(row.api_key_ciphertext);
+  const credential: ProviderCredential =
+    ownKey !== null ? { kind: 'own', apiKey: ownKey } : deploymentEndpoint ? { kind: 'deployment' } : { kind: 'none' };
+  return {
+    id: row.id,
+    adapter: row.adapter,
+    region: row.region,
+    baseUrl: row.base_url ?? (deploymentEndpoint ? (cfg.SMS_PROVIDER_BASE_URL ?? null) : null),
+    credential,
+  };
 }
 
 /**
  * The provider a send of the tenant goes through (SPEC: sede, then account-wide, then the
  * deployment): the tenant's oldest active provider, else its account's oldest active account-wide
- * one, else the deployment's SMS_PROVIDER_ADAPTER, else null (the send answers 422
- * sms_provider_unconfigured). Oldest wins so adding a provider never silently moves traffic; a
- * tenant switches by disabling or retiring the one in use. Runs inside the caller's tenant
- * transaction. The account filter repeats what RLS enforces, so a policy change cannot widen it.
- *
- * A stored provider with a blank base_url means "the deployment endpoint": SMS_PROVIDER_BASE_URL
- * when the deployment's adapter is the same protocol; otherwise null and the adapter's own default
- * (carrier_a has one; http has none and refuses the send).
+ * one, else the deployment's SMS_PROVIDER_ADAPTER with the deployment's key, else null (the send
+ * answers 422 sms_provider_unconfigured). Oldest wins so adding a provider never silently moves
+ * traffic; a tenant switches by disabling or retiring the one in use. Runs inside the caller's
+ * tenant transaction. The account filter repeats what RLS enforces, so a policy change cannot
+ * widen it. A stored provider's endpoint and credential: resolvedProviderOf.
  */
 export async function resolveSmsProvider(sql: SqlTx, deps: ResolveDeps, tenantId: string): Promise<ResolvedProvider | null> {
-  const rows = await sql.query<{ id: string; adapter: SmsAdapterName; region: string; base_url: string | null }>(
-    `SELECT p.id, p.adapter, p.region, p.base_url
+  const rows = await sql.query<StoredProvider>(
+    `SELECT p.id, p.adapter, p.region, p.base_url, p.api_key_ciphertext
        FROM sms_providers p
       WHERE p.status = 'active'
         AND (p.tenant_id = $1::uuid
@@ -33,17 +69,24 @@ export async function resolveSmsProvider(sql: SqlTx, deps: ResolveDeps, tenantId
     [tenantId],
     'sms_provider_resolve',
   );
-  const cfg = deps.config;
   const row = rows[0];
-  if (row) {
-    const deploymentEndpoint = cfg.SMS_PROVIDER_ADAPTER === row.adapter ? (cfg.SMS_PROVIDER_BASE_URL ?? null) : null;
-    return { id: row.id, adapter: row.adapter, region: row.region, baseUrl: row.base_url ?? deploymentEndpoint };
-  }
+  if (row) return resolvedProviderOf(deps, row);
+  const cfg = deps.config;
   if (!cfg.SMS_PROVIDER_ADAPTER) return null;
-  return { id: null, adapter: cfg.SMS_PROVIDER_ADAPTER, region: cfg.SMS_PROVIDER_REGION, baseUrl: cfg.SMS_PROVIDER_BASE_URL ?? null };
+  return {
+    id: null,
+    adapter: cfg.SMS_PROVIDER_ADAPTER,
+    region: cfg.SMS_PROVIDER_REGION,
+    baseUrl: cfg.SMS_PROVIDER_BASE_URL ?? null,
+    credential: { kind: 'deployment' },
+  };
 }
 
-/** What an adapter needs besides the provider: the egress settings of the moment and the deployment's API key. */
+/**
+ * What an adapter needs besides the provider: the egress settings of the moment and the
+ * deployment's API key, which an adapter presents only for a provider resolved with the
+ * `deployment` credential.
+ */
 export function smsSendContext(deps: { config: Pick<Config, 'egressAllowlist' | 'SMS_PROVIDER_API_KEY'>; resolver: Resolver }): SmsSendContext {
   return { allowlist: deps.config.egressAllowlist, resolver: deps.resolver, apiKey: deps.config.SMS_PROVIDER_API_KEY ?? null };
 }

@@ -6,6 +6,7 @@ import { maskPhone } from '../../lib/phone';
 import { withTenantSql, type SqlTx } from '../../lib/tenancy';
 import { recordKeywordOptIn, recordOptOut } from '../compliance/optout.repository';
 import { adapterFor } from '../sms/adapters';
+import { resolvedProviderOf, smsSendContext, type StoredProvider } from '../sms-providers/sms-provider.resolve';
 import type { SmsAdapterName } from '../sms/adapters/adapter';
 import { insertTransition, type SmsRow } from '../sms/sms.repository';
 import { segmentInfo } from '../sms/segments';
@@ -152,7 +153,8 @@ async function recordInbound(deps: AppDeps, provider: WebhookProvider, m: Parsed
 
 
 /**
- * The keyword's reply, after the inbound committed, through the provider the keyword came in by.
+ * The keyword's reply, after the inbound committed, through the provider the keyword came in by,
+ * with the endpoint and credential a send through that provider gets (resolvedProviderOf).
  * It bypasses the compliance engine on purpose: the confirmation is the one text an opted-out
  * number must still get. It is its own ledger row (kind, client_ref derived from the inbound row,
  * so it is sent at most once) and best effort: a provider failure is recorded as a failed
@@ -162,8 +164,8 @@ async function sendKeywordReply(deps: AppDeps, tenantId: string, inbound: SmsRow
   try {
     const seg = segmentInfo(reply.body);
     const queued = await withTenantSql(deps.db, tenantId, async (sql) => {
-      const [p] = await sql.query<{ adapter: SmsAdapterName; region: string; base_url: string | null }>(
-        'SELECT adapter, region, base_url FROM sms_providers WHERE id = $1::uuid',
+      const [p] = await sql.query<StoredProvider>(
+        'SELECT id, adapter, region, base_url, api_key_ciphertext FROM sms_providers WHERE id = $1::uuid',
         [inbound.provider_id],
       );
       if (!p) return null;
@@ -182,9 +184,9 @@ async function sendKeywordReply(deps: AppDeps, tenantId: string, inbound: SmsRow
     const { provider } = queued;
     const result = await adapterFor(provider.adapter)
       .send(
-        { id: inbound.provider_id, adapter: provider.adapter, region: provider.region, baseUrl: provider.base_url },
+        resolvedProviderOf(deps, provider),
         { to: inbound.from_e164!, from: inbound.to_e164, body: reply.body, messageId: queued.id },
-        { allowlist: deps.config.egressAllowlist, resolver: deps.resolver, apiKey: null },
+        smsSendContext(deps),
       )
       .catch((err: unknown) => ({ accepted: false as const, errorCode: 'provider_unreachable', detail: (err as Error)?.message ?? 'error' }));
     await withTenantSql(deps.db, tenantId, (sql) =>

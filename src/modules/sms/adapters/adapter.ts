@@ -3,6 +3,14 @@ import type { Resolver } from '../../../lib/egress';
 export const SMS_ADAPTERS = ['http', 'carrier_a', 'mock'] as const;
 export type SmsAdapterName = (typeof SMS_ADAPTERS)[number];
 
+/**
+ * Whose key a send presents as its bearer: the provider row's own api_key, the deployment's
+ * (SMS_PROVIDER_API_KEY, carried by the send context), or none. Resolution decides it from where
+ * the endpoint came from, so an adapter can never pair a tenant-supplied endpoint with the
+ * deployment's key.
+ */
+export type ProviderCredential = { kind: 'own'; apiKey: string } | { kind: 'deployment' } | { kind: 'none' };
+
 /** The provider a send goes through: a row of sms_providers, or the deployment's (id null). */
 export interface ResolvedProvider {
   id: string | null;
@@ -10,6 +18,7 @@ export interface ResolvedProvider {
   region: string;
   /** null: the adapter's deployment endpoint. */
   baseUrl: string | null;
+  credential: ProviderCredential;
 }
 
 export interface SmsSendRequest {
@@ -29,8 +38,20 @@ export interface SmsSendContext {
   /** EGRESS_ALLOWLIST origins and the DNS the egress check uses (re-checked at send time). */
   allowlist: readonly string[];
   resolver: Resolver;
-  /** Credentials of the deployment's provider account (never the webhook secret). */
+  /** The deployment's provider account key, presented only for a provider whose credential is `deployment`. */
   apiKey: string | null;
+}
+
+/** The bearer token of a send, or null to send no Authorization header. */
+export function bearerOf(provider: ResolvedProvider, context: SmsSendContext): string | null {
+  switch (provider.credential.kind) {
+    case 'own':
+      return provider.credential.apiKey;
+    case 'deployment':
+      return context.apiKey;
+    case 'none':
+      return null;
+  }
 }
 
 /**

@@ -1,10 +1,11 @@
-import type { SmsAdapter, SmsSendResult } from './adapter';
+import { bearerOf, type SmsAdapter, type SmsSendResult } from './adapter';
 import { endpointOf, postProviderJson, type ProviderAnswer } from './http.adapter';
 
 /**
  * carrier_a: its provider's v2 REST API. POST `<base>/v2/messages` with `Authorization: Bearer
- * <api key>` and `{from, to, text}`; an accepted message answers `{data: {id}}`, a refusal
- * `{errors: [{code, title, detail}]}`. The base is the provider's base_url, else the public API.
+ * <api key>` (the credential resolution chose; none: no header) and `{from, to, text}`; an
+ * accepted message answers `{data: {id}}`, a refusal `{errors: [{code, title, detail}]}`. The base
+ * is the provider's base_url, else the public API.
  */
 
 export const CARRIER_A_DEFAULT_BASE_URL = 'https://api.telnyx.com';
@@ -29,7 +30,8 @@ export const carrierAAdapter: SmsAdapter = {
   name: 'carrier_a',
   async send(provider, request, context) {
     const headers: Record<string, string> = {};
-    if (context.apiKey) headers.authorization = `Bearer ${context.apiKey}`;
+    const bearer = bearerOf(provider, context);
+    if (bearer) headers.authorization = `Bearer ${bearer}`;
     const body: Record<string, string> = { to: request.to, text: request.body };
     if (request.from !== null) body.from = request.from;
     const answer = await postProviderJson(endpointOf(provider.baseUrl ?? CARRIER_A_DEFAULT_BASE_URL, 'v2/messages'), headers, body, context);

@@ -1,12 +1,12 @@
 import { egressPost, RESPONSE_READ_LIMIT } from '../../../lib/egress-http';
-import type { ResolvedProvider, SmsAdapter, SmsSendContext, SmsSendResult } from './adapter';
+import { bearerOf, type ResolvedProvider, type SmsAdapter, type SmsSendContext, type SmsSendResult } from './adapter';
 
 /**
  * The generic `http` provider protocol: POST `<base_url>/messages` with JSON `{to, from, text,
  * reference}` (reference: the ledger row id, also sent as Idempotency-Key so a retried send is one
- * message), the deployment's API key as a bearer when one is configured. 2xx with `{id}` or
- * `{message_id}` is accepted; any other answer is a refusal, except 5xx, which like a network fault
- * leaves the outcome unknown and throws.
+ * message), the credential resolution chose as a bearer (none: no Authorization header). 2xx with
+ * `{id}` or `{message_id}` is accepted; any other answer is a refusal, except 5xx, which like a
+ * network fault leaves the outcome unknown and throws.
  */
 
 /**
@@ -82,7 +82,8 @@ export const httpAdapter: SmsAdapter = {
       throw new SmsProviderBaseUrlRejected('the http provider has no base_url and the deployment sets no SMS_PROVIDER_BASE_URL');
     }
     const headers: Record<string, string> = { 'idempotency-key': request.messageId };
-    if (context.apiKey) headers.authorization = `Bearer ${context.apiKey}`;
+    const bearer = bearerOf(provider, context);
+    if (bearer) headers.authorization = `Bearer ${bearer}`;
     const answer = await postProviderJson(
       endpointOf(provider.baseUrl, 'messages'),
       headers,
