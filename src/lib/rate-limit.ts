@@ -50,7 +50,9 @@ export type BudgetName = keyof typeof RATE_BUDGETS;
 
 /**
  * Counters live in PostgreSQL (table rate_limits) so every API process shares them. Keys are
- * hashed: no email or address is stored.
+ * hashed: no email or address is stored. Once PostgreSQL has refused a key, this process refuses
+ * it from memory until its window ends (inMemoryBlockOnConsumed), so a flood from a spent key
+ * costs no database round trip: refusals stay cheap at hundreds of requests a second.
  */
 export class RateLimits {
   private readonly limiters = new Map<BudgetName, RateLimiterPostgres>();
@@ -73,6 +75,7 @@ export class RateLimits {
           keyPrefix: name,
           points: budget.points,
           duration: budget.durationSeconds,
+          inMemoryBlockOnConsumed: budget.points + 1,
         }),
       );
     }
@@ -98,6 +101,7 @@ export class RateLimits {
         keyPrefix: name,
         points,
         duration: this.budgets[name].durationSeconds,
+        inMemoryBlockOnConsumed: points + 1,
       });
       this.overrides.set(id, limiter);
     }
