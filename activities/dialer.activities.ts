@@ -7,9 +7,9 @@ import {
   loadCallContext,
   markAnswered,
   optOutByDigit,
-  playPrompt,
-  promptPath,
   recordKeypress,
+  speakMenu,
+  speakMessage,
 } from '../src/modules/dialer/call-session.service';
 import { dialTick, placeRecordedCall } from '../src/modules/dialer/dial-tick.service';
 
@@ -24,10 +24,9 @@ export function createDialerActivities(deps: AppDeps) {
     loadCallContext: (ref: Parameters<typeof loadCallContext>[1]) => loadCallContext(deps, ref),
     markAnswered: (ref: Parameters<typeof markAnswered>[1], answeredAt: string) => markAnswered(deps, ref, answeredAt),
     connectAgent: (ref: Parameters<typeof connectAgent>[1]) => connectAgent(deps, ref),
-    playMessage: (ref: CallRef & { campaignId: string }) =>
-      playPrompt(deps, { ...ref, path: promptPath.message(ref.campaignId) }),
-    playMenu: (ref: CallRef & { campaignId: string; menuPath: string }) =>
-      playPrompt(deps, { ...ref, path: promptPath.menu(ref.campaignId, ref.menuPath) }),
+    // The names are the recorded histories' (played prompts then); the switch speaks the texts now.
+    playMessage: (ref: CallRef & { campaignId: string }) => speakMessage(deps, ref),
+    playMenu: (ref: CallRef & { campaignId: string; menuPath: string }) => speakMenu(deps, ref),
     hangupCall: (ref: Parameters<typeof hangupCall>[1]) => hangupCall(deps, ref),
     recordKeypress: (ref: Parameters<typeof recordKeypress>[1]) => recordKeypress(deps, ref),
     optOutByDigit: (ref: Parameters<typeof optOutByDigit>[1]) => optOutByDigit(deps, ref),

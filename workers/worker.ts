@@ -69,7 +69,7 @@ export interface WorkerHandle {
 /** The switch's events this worker turns into workflow starts and signals: call events and supervisor leg hangups. */
 function startSwitchRelays(deps: AppDeps, esl: EslManager, temporal: Client, taskQueue: string): () => Promise<void> {
   const stops = [
-    startCallEventRelay({ esl, temporal, taskQueue, logger: deps.logger.child({ component: 'call-events' }), box: deps.box }),
+    startCallEventRelay({ esl, temporal, taskQueue, logger: deps.logger.child({ component: 'call-events' }), box: deps.box, db: deps.db }),
     startSupervisionLegRelay({ esl, temporal, taskQueue, logger: deps.logger.child({ component: 'supervision-legs' }) }),
     startRegistrationRelay({ esl, db: deps.db, logger: deps.logger.child({ component: 'registrations' }) }),
   ];

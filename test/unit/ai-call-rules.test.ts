@@ -1,4 +1,4 @@
-import { aiGateRefusal, billableMinutes, billableSeconds, toMicros, turnPromptPath, utcMonth } from '../../src/modules/ai-calls/ai-call.rules';
+import { aiGateRefusal, billableMinutes, billableSeconds, toMicros, utcMonth } from '../../src/modules/ai-calls/ai-call.rules';
 import { openSpeech, sealSpeech } from '../../src/modules/ai-calls/ai-speech.seal';
 import { toCallSignal } from '../../src/modules/dialer/call-event.relay';
 import { CryptoBox } from '../../src/lib/crypto-box';
@@ -38,10 +38,6 @@ describe('ai-call rules', () => {
 
   it('spans the UTC month, December included', () => {
     expect(utcMonth(new Date('2026-12-31T23:59:59.999Z'))).toEqual({ from: new Date('2026-12-01T00:00:00Z'), to: new Date('2027-01-01T00:00:00Z') });
-  });
-
-  it('addresses a turn by conversation and number', () => {
-    expect(turnPromptPath('c1', 3)).toBe('dialer-ai/c1/turn-3.wav');
   });
 });
 

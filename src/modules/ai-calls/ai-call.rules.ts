@@ -58,11 +58,3 @@ export function utcMonth(at: Date): { from: Date; to: Date } {
     to: new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1)),
   };
 }
-
-/**
- * Where the switch finds the audio of one agent turn: the TTS provisioning renders each turn of
- * the stored transcript to this path (like the campaign prompts), so no text travels in a command.
- */
-export function turnPromptPath(conversationId: string, turn: number): string {
-  return `dialer-ai/${conversationId}/turn-${turn}.wav`;
-}

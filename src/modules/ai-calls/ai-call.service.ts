@@ -39,7 +39,9 @@ import {
   type TranscriptEntry,
 } from './ai-call.repository';
 import { maskConsumerText } from '../ai-conversations/ai-conversation.rules';
-import { AI_CALLBACK_DELAY_MS, billableMinutes, billableSeconds, DISPUTABLE_DEBT_STATES, turnPromptPath } from './ai-call.rules';
+import { AI_CALLBACK_DELAY_MS, billableMinutes, billableSeconds, DISPUTABLE_DEBT_STATES } from './ai-call.rules';
+import { speakToCall, type SpeechPart } from '../call-events/call-speech.service';
+import { recordCallEvent } from '../call-events/call-event.service';
 import { openEngineState, openSpeech, sealEngineState } from './ai-speech.seal';
 
 /** Days a spoken promise without a named date is due in. */
@@ -49,7 +51,7 @@ export const AI_PROMISE_DUE_DAYS = 7;
 export interface AiTurnResult {
   conversationId: string;
   turn: number;
-  /** Whether the turn has something to say (its audio is at turnPromptPath). */
+  /** Whether the turn has something to say (speakAiTurn says its stored sentences). */
   speaks: boolean;
   outcome: string | null;
   handoff: boolean;
@@ -336,9 +338,39 @@ async function scheduleRequestedCallback(deps: AppDeps, ref: CallRef, call: Call
   }
 }
 
-/** Plays one stored turn to the consumer (uuid_broadcast of its rendered audio). */
+/**
+ * The agent's sentences of one stored turn: turn 0 is what the agent said before the consumer's
+ * first utterance, turn N what it said after the consumer's N-th.
+ */
+export function turnSentences(transcript: TranscriptEntry[], turn: number): string[] {
+  let utterances = 0;
+  const out: string[] = [];
+  for (const entry of transcript) {
+    if (entry.speaker === 'consumer') utterances += 1;
+    else if (utterances === turn) out.push(entry.text);
+    if (utterances > turn) break;
+  }
+  return out;
+}
+
+/**
+ * Says one stored turn to the consumer (the switch's speech, in one utterance), each sentence on
+ * the call's timeline as `ai_turn`; the greeting's opening sentence, when it is the agent's
+ * artificial-voice disclosure, as `disclosure`. The words are read here from the stored
+ * transcript: they never enter a workflow history.
+ */
 export async function speakAiTurn(deps: AppDeps, ref: CallRef & { conversationId: string; turn: number }): Promise<void> {
-  await commands(deps).playback(ref.callUuid, turnPromptPath(ref.conversationId, ref.turn));
+  const { sentences, disclosure } = await withTenantSql(deps.db, ref.tenantId, async (sql) => {
+    const row = await selectConversationByCall(sql, ref.callUuid);
+    const facts = ref.turn === 0 ? await selectAiCallFacts(sql, ref.callAttemptId) : null;
+    return { sentences: row ? turnSentences(row.transcript, ref.turn) : [], disclosure: facts?.disclosure_text?.trim() ?? null };
+  });
+  const parts: SpeechPart[] = sentences.map((text, i) => ({
+    purpose: i === 0 && disclosure !== null && text.trim() === disclosure ? 'disclosure' : 'ai_turn',
+    text,
+    data: { ai_conversation_id: ref.conversationId, turn: ref.turn },
+  }));
+  await speakToCall(deps, ref, parts);
 }
 
 /**
@@ -351,7 +383,7 @@ export async function endAiConversation(
 ): Promise<{ spoke: boolean; conversationId: string | null }> {
   const result = await withTenantSql(deps.db, ref.tenantId, async (sql) => {
     const row = await selectConversationByCall(sql, ref.callUuid, true);
-    if (!row) return { spoke: false, conversationId: null, turn: 0 };
+    if (!row) return { spoke: false, conversationId: null, turn: 0, goodbye: '' };
     const elapsed = ref.answeredAt ? elapsedOf(ref.answeredAt, new Date(ref.at)) : 0;
     const language = (row.engine_state?.state as { context?: { language?: 'en' | 'es' } } | null)?.context?.language ?? 'en';
     const turn = (row.engine_state?.turn ?? 0) + 1;
@@ -361,12 +393,10 @@ export async function endAiConversation(
       await sql.query(`UPDATE ai_conversations SET engine_state = jsonb_set(engine_state, '{turn}', to_jsonb($2::int)) WHERE id = $1`, [row.id, turn]);
     }
     if (!closed) await stampConversationEnd(sql, ref.callUuid);
-    return { spoke: closed && say.length > 0, conversationId: row.id, turn };
+    return { spoke: closed && say.length > 0, conversationId: row.id, turn, goodbye: GOODBYE[language] };
   });
   if (result.spoke && result.conversationId) {
-    await commands(deps)
-      .playback(ref.callUuid, turnPromptPath(result.conversationId, result.turn))
-      .catch(() => undefined);
+    await speakToCall(deps, ref, [{ purpose: 'ai_turn', text: result.goodbye, data: { ai_conversation_id: result.conversationId, turn: result.turn } }]).catch(() => undefined);
   }
   return { spoke: result.spoke, conversationId: result.conversationId };
 }
@@ -381,15 +411,17 @@ export async function bridgeAiCallToHuman(
   ref: CallRef & { agentId: string | null; extension: string | null },
 ): Promise<{ agentId: string | null; extension: string } | null> {
   const cmds = commands(deps);
+  const transferred = (agentId: string | null, extension: string) =>
+    recordCallEvent(deps, ref.tenantId, ref.callAttemptId, { event: 'transferred', at: new Date(), data: { from: 'ai', agent_id: agentId, extension }, dedupKey: `transferred:${extension}` });
   if (ref.extension && !ref.agentId) {
     await cmds.takeover({ consumerUuid: ref.callUuid, supervisor: { extension: ref.extension }, variables: { dd_ai_takeover: true } });
+    await transferred(null, ref.extension);
     return { agentId: null, extension: ref.extension };
   }
   const agent = await claimAgent(deps, ref.tenantId, ref.callAttemptId, ref.agentId, []);
   if (!agent) return null;
   try {
     await cmds.takeover({ consumerUuid: ref.callUuid, supervisor: { extension: agent.sip_extension }, variables: { dd_agent_id: agent.id } });
-    return { agentId: agent.id, extension: agent.sip_extension };
   } catch (err) {
     await withTenantSql(deps.db, ref.tenantId, (sql) =>
       sql.query(
@@ -401,6 +433,9 @@ export async function bridgeAiCallToHuman(
     if (err instanceof EslUnavailableError) throw err;
     return null;
   }
+  // Outside the try: the consumer is with the agent, whatever the write does (a retry finds the key).
+  await transferred(agent.id, agent.sip_extension);
+  return { agentId: agent.id, extension: agent.sip_extension };
 }
 
 /** Hangs the consumer up (the ceiling, a polite end); a leg already gone is not an error. */

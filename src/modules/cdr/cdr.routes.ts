@@ -141,14 +141,18 @@ agent changes nothing; naming another agent is 403 forbidden), the other filters
       path: '/v1/calls/{call_id}',
       tags: ['Calls'],
       security,
-      summary: 'A call by its switch call uuid: the original row',
-      description: `call_id is the switch call uuid (call_uuid). Answers the original row; its corrections are in GET /v1/call_attempts.
+      summary: 'A call by its switch call uuid: the original row and its timeline',
+      description: `call_id is the switch call uuid (call_uuid). Answers \`call\`, the original row (its corrections are in GET
+/v1/call_attempts), and \`timeline\`, what happened on the call in the order it happened, recorded as it happened: each entry
+\`{at, event, ...}\` with event one of originate, ringing, answered, amd (\`verdict\`), bridged (\`agent_id\`), spoken
+(\`purpose\`: seller_message, consent_notice, disclosure, tts_prompt, menu, ai_turn; \`text\`, the words the switch was asked to
+say, with \`engine\` and \`voice\`), digit (\`digit\`), recording_started, recording_stopped, transferred and hangup (\`cause\`).
 An unknown or foreign (another tenant's) call is 404, for every principal. ${WIDGET_SCOPE} A widget reading a call of its tenant
 that is not its agent's own is 403 forbidden.`,
       request: { params: CallIdParam },
       responses: { 200: jsonContent(CallEnvelope, 'The call'), ...errorResponses(401, 403, 404) },
     }),
-    async (c) => c.json({ call: await getCall(deps, c.get('principal'), c.req.valid('param').call_id) }, 200),
+    async (c) => c.json(await getCall(deps, c.get('principal'), c.req.valid('param').call_id), 200),
   );
 
   return app;

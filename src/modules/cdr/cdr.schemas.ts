@@ -1,3 +1,4 @@
+import { TimelineEntrySchema, type CallTimelineEntry } from '../call-events/call-event.schemas';
 import { z } from '../../lib/openapi';
 import { cursorParam, limitParam } from '../../lib/pagination';
 import { PromiseInputSchema } from '../promises/promise.schemas';
@@ -63,7 +64,8 @@ export const CallAttemptPage = z
 
 export const CallPage = z.object({ calls: z.array(CallAttemptSchema), next_cursor: z.string().nullable() }).openapi('CallPage');
 
-export const CallEnvelope = z.object({ call: CallAttemptSchema });
+export const CallEnvelope = z.object({ call: CallAttemptSchema, timeline: z.array(TimelineEntrySchema) });
+export type { CallTimelineEntry };
 
 /** `{call_id}`: the switch call uuid (call_uuid). Anything that matches no call is 404. */
 export const CallIdParam = z.object({

@@ -1,3 +1,6 @@
+import { selectCallEvents } from '../call-events/call-event.repository';
+import { timelineOf } from '../call-events/call-event.views';
+import type { CallTimelineEntry } from './cdr.schemas';
 import type { AppDeps } from '../../deps';
 import { appendAuditSql, type ActorType } from '../../lib/audit';
 import type { Principal } from '../../lib/context';
@@ -46,18 +49,22 @@ export async function listCalls(deps: AppDeps, principal: Principal, query: List
   return { calls: rows, next_cursor: nextCursor };
 }
 
-/** A call by its switch uuid: 404 unknown or foreign; a widget principal reading a call its agent does not own is 403. */
+/**
+ * A call by its switch uuid with its timeline (CONTRACT section 11): 404 unknown or foreign; a
+ * widget principal reading a call its agent does not own is 403.
+ */
 export async function getCall(deps: AppDeps, principal: Principal, callUuid: string) {
   const tenantId = principal.tenantId;
-  const row = await withTenantSql(deps.db, tenantId, async (sql) => {
+  const found = await withTenantSql(deps.db, tenantId, async (sql) => {
     const call = await findCallByUuid(sql, tenantId, callUuid);
     if (call && principal.kind === 'widget' && !(await isCallOwnedBy(sql, tenantId, call.id, principal.agentId))) {
       throw forbidden('a widget token reads only the calls of its own agent');
     }
-    return call;
+    return call ? { call, events: await selectCallEvents(sql, [call.id]) } : null;
   });
-  if (!row) throw notFound();
-  return callAttemptView(row, deps.box);
+  if (!found) throw notFound();
+  // The rows are written only with the schema's events and fields (call-event.repository).
+  return { call: callAttemptView(found.call, deps.box), timeline: timelineOf(found.events) as CallTimelineEntry[] };
 }
 
 /**

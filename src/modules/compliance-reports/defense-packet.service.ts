@@ -5,6 +5,8 @@ import { withTenant, type SqlTx, type Tx } from '../../lib/tenancy';
 import { applyRecordingUris, callAttemptView, callsWithoutRecordingUri, type CallAttemptView } from '../cdr/call-attempt.views';
 import { DEFAULT_POLICY, readPolicy } from '../compliance/compliance.policy';
 import { listConversations } from '../compliance/conversation.repository';
+import { selectCallEvents, type CallEventRow } from '../call-events/call-event.repository';
+import { timelinesByCall } from '../call-events/call-event.views';
 import { sha256Hex } from './artifact';
 import { canonicalJson } from '../../lib/canonical-json';
 import type { ZipEntry } from '../../lib/zip';
@@ -26,6 +28,7 @@ export const PACKET_PARTS = [
   { file: 'consents.json', key: 'consents' },
   { file: 'call_attempts.json', key: 'call_attempts' },
   { file: 'conversations.json', key: 'conversations' },
+  { file: 'timelines.json', key: 'timelines' },
   { file: 'decisions.json', key: 'decisions' },
   { file: 'policies.json', key: 'policies' },
   { file: 'chain_proof.json', key: 'chain_proof' },
@@ -220,6 +223,10 @@ function readme(info: { debtId: string; tenantId: string; generatedAt: string; l
     '  conversations.json  the debt\'s telephone conversations (Regulation F): each with its source (agent_bridge,',
     '                      inbound, ai_verified, disposition), call attempt, number, occurred_at and recorded_at;',
     '                      debt.json last_conversation_at is the latest occurred_at',
+    '  timelines.json      what happened on each of the debt\'s calls, recorded as it happened (CONTRACT 11): per',
+    '                      original call attempt its events in order (originate, ringing, answered, amd, bridged,',
+    '                      spoken with its purpose and the words said, digit, recording_started/stopped,',
+    '                      transferred, hangup)',
     '  decisions.json      every compliance decision about the debt: its audit entry with the full payload',
     '                      (gate, reason, every check with its citations, the facts it read, versions)',
     '  policies.json       the tenant compliance policy versions those decisions cite (version 0 = platform default)',
@@ -265,6 +272,10 @@ async function readPacketData(deps: Pick<AppDeps, 'db' | 'box'>, tenantId: strin
       const recordings = await tx.recording.findMany({ where: { callAttemptId: { in: callsWithoutRecordingUri(rows) } }, select: { id: true, callAttemptId: true } });
       const attempts = applyRecordingUris(rows, recordings);
       const conversations = await listConversations(sqlOf(tx), debtId);
+      const events = await selectCallEvents(
+        sqlOf(tx),
+        rows.filter((r) => r.correctsId === null).map((r) => r.id),
+      );
       const chain = await readChain(tx, tenantId, debtId);
       const decisions: DecisionEntry[] = chain.rows
         .filter((r) => r.payload_text !== null && r.action === 'compliance.decision')
@@ -283,11 +294,17 @@ async function readPacketData(deps: Pick<AppDeps, 'db' | 'box'>, tenantId: strin
         if (typeof v === 'number' && Number.isInteger(v) && v >= 0) cited.add(v);
       }
       const stored = await tx.compliancePolicyVersion.findMany({ where: { version: { in: [...cited].filter((v) => v > 0) } }, orderBy: { version: 'asc' } });
-      return { debt, contacts, consents, attempts, conversations, chain, decisions, cited, stored };
+      return { debt, contacts, consents, attempts, conversations, events, chain, decisions, cited, stored };
     },
     // One snapshot for every part, so the decisions, the CDR and the proof agree with each other.
     { isolationLevel: 'RepeatableRead', timeoutMs: 120_000 },
   );
+}
+
+/** Each original call attempt of the debt (oldest first) with its timeline; a call with no recorded event has an empty one. */
+function timelinesOf(attempts: Array<{ id: string; callUuid: string | null; correctsId: string | null }>, events: CallEventRow[]) {
+  const byCall = timelinesByCall(events);
+  return attempts.filter((a) => a.correctsId === null).map((a) => ({ call_attempt_id: a.id, call_uuid: a.callUuid, timeline: byCall.get(a.id) ?? [] }));
 }
 
 /** Reads and seals the packet; null when the debt is not the tenant's. */
@@ -361,6 +378,7 @@ export async function buildDefensePacket(deps: Pick<AppDeps, 'db' | 'box'>, tena
       occurred_at: new Date(c.occurred_at).toISOString(),
       recorded_at: new Date(c.recorded_at).toISOString(),
     })),
+    timelines: timelinesOf(data.attempts, data.events),
     decisions: data.decisions,
     policies,
     chain_proof: proof,

@@ -128,7 +128,8 @@ X-Artifact-SHA256, the SHA-256 of the exact body bytes, so a stored copy can be 
       summary: 'Sealed litigation evidence bundle of one debt (JSON or ZIP)',
       description: `Everything the tenant holds about the debt, read in one snapshot and sealed: the debt (with its account
 number), its contacts (numbers in full), consent evidence, every CDR row (originals and corrections, notes decrypted), its
-telephone conversations (the Regulation F ledger: source, call, number, occurred_at, recorded_at), every compliance decision about the debt with its full audit payload, the compliance policy versions those decisions cite, and an
+telephone conversations (the Regulation F ledger: source, call, number, occurred_at, recorded_at), the timeline of each of its calls
+(what happened and what the consumer heard, as GET /v1/calls/{call_id} answers it), every compliance decision about the debt with its full audit payload, the compliance policy versions those decisions cite, and an
 audit-chain proof: every link from the first link about the debt to the chain head, with the payload text of links about
 this debt and only the payload digest of the others, so anyone can recompute every link hash and its continuity up to the
 head without seeing other consumers' data (the canonical-text recipe and the server's own check are included).
@@ -136,7 +137,7 @@ head without seeing other consumers' data (the canonical-text recipe and the ser
 Sealing: each part is serialized with RFC 8785 (JCS) and hashed; the manifest lists every part's SHA-256 and size, the
 chain head and generated_at, and packet_sha256 is the SHA-256 of the JCS manifest without that field. format=json
 (default) answers the parts under their keys plus \`manifest\`; format=zip (or, without format, an Accept header preferring
-application/zip) answers a ZIP with debt.json, contacts.json, consents.json, call_attempts.json, conversations.json, decisions.json,
+application/zip) answers a ZIP with debt.json, contacts.json, consents.json, call_attempts.json, conversations.json, timelines.json, decisions.json,
 policies.json, chain_proof.json, README.txt (how to verify) and manifest.json. Both carry X-Artifact-SHA256 over the exact
 body bytes.
 

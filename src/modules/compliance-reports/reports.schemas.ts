@@ -1,5 +1,6 @@
 import { z } from '../../lib/openapi';
 import { CallAttemptSchema } from '../cdr/call-attempt.views';
+import { TimelineEntrySchema } from '../call-events/call-event.schemas';
 import { CompliancePolicySchema } from '../compliance/compliance.policy';
 import { GATE_CHAIN, type Gate } from '../compliance/compliance.types';
 import { GateSchema } from '../compliance/compliance.schemas';
@@ -242,6 +243,12 @@ const ConversationRecordSchema = z.object({
   recorded_at: dateTime('When the product recorded it'),
 });
 
+const CallTimelineSchema = z.object({
+  call_attempt_id: uuid('The call (original CDR row)'),
+  call_uuid: z.string().nullable().openapi({ description: 'The switch call uuid; null for a call never sent' }),
+  timeline: z.array(TimelineEntrySchema).openapi({ description: 'Its events in the order they happened, as GET /v1/calls/{call_id} answers them' }),
+});
+
 const DecisionEntrySchema = z.object({
   decision_id: uuid('The audit entry id, which is the decision_id a refusal or a CDR snapshot cites'),
   seq: z.string().openapi({ description: 'Its link in chain_proof.links' }),
@@ -307,7 +314,7 @@ export const PacketManifestSchema = z
       .array(z.object({ name: z.string(), sha256: hex64('SHA-256 of the file bytes'), bytes: z.number().int().openapi({ description: 'File size' }) }))
       .openapi({
         description:
-          'debt.json, contacts.json, consents.json, call_attempts.json, conversations.json, decisions.json, policies.json, chain_proof.json (each the JCS serialization of the part), README.txt (UTF-8 text)',
+          'debt.json, contacts.json, consents.json, call_attempts.json, conversations.json, timelines.json, decisions.json, policies.json, chain_proof.json (each the JCS serialization of the part), README.txt (UTF-8 text)',
       }),
     chain_head: ManifestHeadSchema.nullable(),
     packet_sha256: hex64('SHA-256 of the JCS serialization of this manifest without packet_sha256; recorded in the audit chain'),
@@ -325,6 +332,7 @@ export const DefensePacketSchema = z
     conversations: z.array(ConversationRecordSchema).openapi({
       description: 'conversations.json: the debt’s telephone conversations (Regulation F), oldest first; debt.last_conversation_at is the latest occurred_at',
     }),
+    timelines: z.array(CallTimelineSchema).openapi({ description: 'timelines.json: each original call of the debt, oldest first, with what happened on it (CONTRACT 11)' }),
     decisions: z.array(DecisionEntrySchema).openapi({ description: 'decisions.json: every compliance decision about the debt, by seq' }),
     policies: z.array(PolicyEntrySchema).openapi({ description: 'policies.json: the policy versions the decisions cite' }),
     chain_proof: ChainProofSchema,

@@ -6,6 +6,9 @@ import { callSessionWorkflowId } from '../../../workflows/ids';
 import type { CryptoBox } from '../../lib/crypto-box';
 import { MAX_SPEECH_CHARS } from '../ai-calls/ai-call.rules';
 import { sealSpeech } from '../ai-calls/ai-speech.seal';
+import type { Database } from '../../lib/db';
+import { recordCallEvent } from '../call-events/call-event.service';
+import type { CallEventFact } from '../call-events/call-event.repository';
 
 /** Event-Date-Timestamp is microseconds since the epoch. */
 function eventTime(ev: EslEvent): string {
@@ -42,7 +45,8 @@ export function toCallSignal(ev: EslEvent, seal: (text: string) => string): Call
       return /^[0-9*#]$/.test(digit) ? { kind: 'dtmf', seq, digit, at: eventTime(ev) } : null;
     }
     case 'CHANNEL_EXECUTE_COMPLETE':
-      return ev.headers.Application === 'playback' ? { kind: 'playback_done', seq } : null;
+      // What the product says is spoken (speak); a played file ends the same way.
+      return ev.headers.Application === 'speak' || ev.headers.Application === 'playback' ? { kind: 'playback_done', seq } : null;
     case 'CHANNEL_HANGUP_COMPLETE': {
       const sip = Number(ev.variables.sip_term_status);
       return {
@@ -59,6 +63,47 @@ export function toCallSignal(ev: EslEvent, seal: (text: string) => string): Call
   }
 }
 
+/**
+ * The timeline event (CONTRACT section 11) an ESL event of a campaign consumer leg reports, or null.
+ * Events that happen once per call are keyed by name, the others by the switch's event identity,
+ * so two relays reporting the same event write it once.
+ */
+export function toTimelineEvent(ev: EslEvent): CallEventFact | null {
+  const at = eventTime(ev);
+  const identity = `${ev.headers['Core-UUID'] ?? ''}:${ev.headers['Event-Sequence'] ?? ''}`;
+  switch (ev.name) {
+    case 'CHANNEL_PROGRESS':
+    case 'CHANNEL_PROGRESS_MEDIA':
+      return { event: 'ringing', at, dedupKey: 'ringing' };
+    case 'CHANNEL_ANSWER':
+      return { event: 'answered', at, dedupKey: 'answered' };
+    case 'CUSTOM': {
+      if (ev.subclass !== 'amd') return null;
+      const verdict = (ev.headers['AMD-Result'] ?? ev.variables.amd_result ?? '').toUpperCase();
+      return { event: 'amd', at, data: { verdict, cause: ev.headers['AMD-Cause'] ?? ev.variables.amd_cause ?? null }, dedupKey: 'amd' };
+    }
+    case 'DTMF': {
+      const digit = ev.headers['DTMF-Digit'] ?? '';
+      return /^[0-9*#]$/.test(digit) ? { event: 'digit', at, data: { digit }, dedupKey: `digit:${identity}` } : null;
+    }
+    case 'RECORD_START':
+      return { event: 'recording_started', at, dedupKey: `recording_started:${identity}` };
+    case 'RECORD_STOP':
+      return { event: 'recording_stopped', at, dedupKey: `recording_stopped:${identity}` };
+    case 'CHANNEL_HANGUP_COMPLETE': {
+      const sip = Number(ev.variables.sip_term_status);
+      return {
+        event: 'hangup',
+        at,
+        data: { cause: ev.headers['Hangup-Cause'] || ev.variables.hangup_cause || 'NORMAL_CLEARING', sip_code: Number.isInteger(sip) && sip > 0 ? sip : null },
+        dedupKey: 'hangup',
+      };
+    }
+    default:
+      return null;
+  }
+}
+
 export interface CallEventRelayOptions {
   esl: EslManager;
   temporal: TemporalClient;
@@ -68,6 +113,8 @@ export interface CallEventRelayOptions {
   box: CryptoBox;
   /** Idle limit of a call session (the reaper's business after that). */
   idleMs?: number;
+  /** Where the calls' timelines are written (call_events); without it nothing is. */
+  db?: Database;
 }
 
 /**
@@ -84,6 +131,13 @@ export function startCallEventRelay(options: CallEventRelayOptions): () => Promi
     const attemptId = ev.variables.dd_call_attempt_id;
     const tenantId = ev.variables.dd_tenant_id;
     if (!ev.uuid || !attemptId || !tenantId) return;
+    const fact = options.db ? toTimelineEvent(ev) : null;
+    if (fact && options.db) {
+      // Written as observed; a lost write loses one line of the timeline, never the call.
+      recordCallEvent({ db: options.db }, tenantId, attemptId, fact).catch((err: unknown) =>
+        options.logger.warn({ err: (err as Error).message, call_attempt_id: attemptId, event: ev.name }, 'call timeline event not written'),
+      );
+    }
     const signal = toCallSignal(ev, (text) => sealSpeech(options.box, text));
     if (!signal) return;
     const uuid = ev.uuid;

@@ -3,7 +3,11 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { AppDeps } from '../../deps';
 import { withTenantSql, type SqlTx } from '../../lib/tenancy';
 import { createSwitchCommands, EslCommandError, EslTimeoutError, EslUnavailableError, type SwitchCommands } from '../../switch/esl';
-import { amdEffective, dispositionOf, treatmentOf, type CallTreatment, type HangupFacts } from '../../../workflows/call-flow';
+import { amdEffective, dispositionOf, promptAt, treatmentOf, type CallTreatment, type HangupFacts } from '../../../workflows/call-flow';
+import { speakToCall, type SpeechPart } from '../call-events/call-speech.service';
+import { selectArtificialVoiceDisclosure, selectSellerIdentity } from '../call-events/call-speech.repository';
+import { sellerMessage } from '../call-events/call-speech.rules';
+import { recordCallEvent } from '../call-events/call-event.service';
 import type { CallAttempt } from '../../../prisma/generated/client';
 import { emitEvent } from '../../lib/events';
 import { callAttemptColumns, callAttemptView } from '../cdr/call-attempt.views';
@@ -23,17 +27,6 @@ import { dialableSeatSql, releaseSeatsOfEndedCalls } from '../agents/agent.repos
 class AgentTooLate extends Error {}
 /** Pauses between the in-process tries of the conversation write after a bridge. */
 const CONVERSATION_WRITE_RETRY_MS = [100, 400];
-
-/**
- * Prompt files the switch plays. The texts (tts_prompt, menu prompts, the tenant's abandoned-call
- * identification) are rendered to these paths by the switch's TTS provisioning; the product
- * addresses them by campaign and menu position so a changed text is a new render, not a new path.
- */
-export const promptPath = {
-  message: (campaignId: string) => `dialer-prompts/${campaignId}/message.wav`,
-  menu: (campaignId: string, menuPath: string) => `dialer-prompts/${campaignId}/menu${menuPath ? `-${menuPath}` : ''}.wav`,
-  abandon: (tenantId: string) => `dialer-prompts/tenant-${tenantId}/abandon.wav`,
-};
 
 export interface CallRef {
   tenantId: string;
@@ -185,6 +178,8 @@ async function answeredByPerson(deps: AppDeps, commands: SwitchCommands, ref: Ca
  * another agent for a consumer who is already talking to one.
  */
 async function recordBridgeConversation(deps: AppDeps, commands: SwitchCommands, ref: CallRef, agentId: string, bridgedAt: Date, resumed: boolean): Promise<void> {
+  // The timeline's bridge, once per agent (a resumed connect finds the same bridge).
+  await recordCallEvent(deps, ref.tenantId, ref.callAttemptId, { event: 'bridged', at: bridgedAt, data: { agent_id: agentId }, dedupKey: `bridged:${agentId}` });
   if (!(await answeredByPerson(deps, commands, ref))) return;
   const write = () =>
     withTenantSql(deps.db, ref.tenantId, (sql) =>
@@ -279,19 +274,45 @@ export async function connectAgent(
     await delay(Math.min(AGENT_CLAIM_POLL_MS, Math.max(1, deadline - Date.now())));
   }
   if (!(await commands.exists(ref.callUuid).catch(() => false))) return { status: 'gone' };
-  await commands.playback(ref.callUuid, promptPath.abandon(ref.tenantId)).catch(() => undefined);
+  await speakSellerMessage(deps, call).catch(() => undefined);
   return { status: 'abandoned' };
 }
 
-/** Plays a prompt to the consumer leg; a leg that hung up meanwhile has nothing left to hear. */
-export async function playPrompt(deps: AppDeps, ref: CallRef & { path: string }): Promise<void> {
-  const commands = switchCommands(deps);
-  try {
-    await commands.playback(ref.callUuid, ref.path);
-  } catch (err) {
-    if (err instanceof EslCommandError && !(await commands.exists(ref.callUuid))) return;
-    throw err;
-  }
+/**
+ * The identification message of an abandoned call, spoken (47 CFR 64.1200(a)(7)(i)(A)): the
+ * tenant's abandon_seller_name and abandon_seller_phone, on the timeline as `seller_message`.
+ */
+export async function speakSellerMessage(deps: AppDeps, ref: CallRef): Promise<void> {
+  const seller = await withTenantSql(deps.db, ref.tenantId, (sql) => selectSellerIdentity(sql));
+  await speakToCall(deps, ref, [{ purpose: 'seller_message', text: sellerMessage(seller.name, seller.phone), data: { seller_name: seller.name, seller_phone: seller.phone } }]);
+}
+
+/**
+ * The artificial-voice disclosure (47 CFR 64.1200(b)) at the start of what an automated call says:
+ * the tenant's stored text, spoken before the message or the first menu.
+ */
+async function disclosurePart(deps: AppDeps, ref: CallRef): Promise<SpeechPart[]> {
+  const text = await withTenantSql(deps.db, ref.tenantId, (sql) => selectArtificialVoiceDisclosure(sql));
+  return text ? [{ purpose: 'disclosure', text }] : [];
+}
+
+/**
+ * A message campaign's call (tts_blast): the disclosure then the campaign's tts_prompt, as one
+ * utterance; its end hangs up (the session). With nothing to say the call ends at once.
+ */
+export async function speakMessage(deps: AppDeps, ref: CallRef): Promise<void> {
+  const ctx = await loadCallContext(deps, ref);
+  const parts = [...(await disclosurePart(deps, ref)), { purpose: 'tts_prompt' as const, text: ctx.ttsPrompt ?? '' }];
+  const said = await speakToCall(deps, ref, parts);
+  if (said.status === 'silent') await hangupCall(deps, ref);
+}
+
+/** The prompt of the menu at `menuPath` (its own, else at the root the campaign's tts_prompt); the root's after the disclosure. */
+export async function speakMenu(deps: AppDeps, ref: CallRef & { menuPath: string }): Promise<void> {
+  const ctx = await loadCallContext(deps, ref);
+  const prompt = promptAt(ctx.ivrMenu, ref.menuPath, ctx.ttsPrompt) ?? '';
+  const parts = [...(ref.menuPath === '' ? await disclosurePart(deps, ref) : []), { purpose: 'menu' as const, text: prompt, data: { menu_path: ref.menuPath } }];
+  await speakToCall(deps, ref, parts);
 }
 
 /** Hangs the consumer leg up; a leg that is already gone is not an error. */

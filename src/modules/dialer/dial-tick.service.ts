@@ -1,3 +1,4 @@
+import { recordCallEvent } from '../call-events/call-event.service';
 import { createHash } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AppDeps } from '../../deps';
@@ -346,6 +347,7 @@ export async function placeCalls(
   let placed = 0;
   let notPlaced = 0;
   for (const call of pending.filter((c) => mine.has(c.id))) {
+    const sentAt = new Date();
     try {
       if (!commands) throw new EslUnavailableError('this process has no switch link');
       await commands.originate({
@@ -365,12 +367,14 @@ export async function placeCalls(
       });
       placed += 1;
       dialerMetrics.dialed(campaign.campaign_type, 1);
+      await timelineOriginate(deps, tenantId, call.id, sentAt, amd);
     } catch (err) {
       // A timed-out command may have reached the switch: the call may ring, so leave it to the
       // call's events or the reaper. A link that was down or a refusal means nothing rang.
       if (err instanceof EslTimeoutError) {
         placed += 1;
         dialerMetrics.dialed(campaign.campaign_type, 1);
+        await timelineOriginate(deps, tenantId, call.id, sentAt, amd);
         continue;
       }
       if (!(err instanceof EslUnavailableError) && !(err instanceof EslCommandError)) throw err;
@@ -391,6 +395,16 @@ export async function placeCalls(
     }
   }
   return { placed, notPlaced };
+}
+
+/**
+ * The call's first timeline line (CONTRACT section 11), dated at the send. The call is on its way
+ * whatever this write does: a failure is logged, not raised (a retried tick would not resend it).
+ */
+async function timelineOriginate(deps: AppDeps, tenantId: string, callAttemptId: string, at: Date, amd: boolean): Promise<void> {
+  await recordCallEvent(deps, tenantId, callAttemptId, { event: 'originate', at, data: { amd }, dedupKey: 'originate' }).catch((err: unknown) =>
+    deps.logger.warn({ call_attempt_id: callAttemptId, err: (err as Error).message }, 'originate not written to the call timeline'),
+  );
 }
 
 /** Places one recorded attempt (a human-initiated dial): the activity behind placeCallWorkflow. */

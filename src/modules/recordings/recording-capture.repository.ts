@@ -1,3 +1,4 @@
+import { DEFAULT_RECORDING_NOTICE } from '../call-events/call-speech.rules';
 import type { SqlTx } from '../../lib/tenancy';
 import { RECORDINGS_FROM } from './recording.filters';
 import { RECORDING_COLUMNS, type RecordingRow } from './recording.views';
@@ -14,6 +15,8 @@ export interface RecordingStartFacts {
   contact_postal_code: string | null;
   did_state: string | null;
   all_party_mode: 'notice' | 'skip';
+  /** The tenant's policy notice_text (the column's default without a policy row). */
+  notice_text: string;
 }
 
 export async function loadRecordingStartFacts(sql: SqlTx, callAttemptId: string): Promise<RecordingStartFacts | null> {
@@ -21,13 +24,13 @@ export async function loadRecordingStartFacts(sql: SqlTx, callAttemptId: string)
     `SELECT a.id AS call_attempt_id, a.debt_id, a.campaign_id, coalesce(c.record_calls, false) AS record_calls, a.to_number, a.from_number,
             dc.us_state AS contact_state, dc.postal_code AS contact_postal_code,
             (SELECT d.us_state FROM dids d WHERE d.e164 = a.from_number ORDER BY d.status = 'active' DESC, d.created_at LIMIT 1) AS did_state,
-            coalesce(p.all_party_mode, 'notice') AS all_party_mode
+            coalesce(p.all_party_mode, 'notice') AS all_party_mode, coalesce(p.notice_text, $2) AS notice_text
        FROM call_attempts a
        LEFT JOIN campaigns c ON c.id = a.campaign_id
        LEFT JOIN debt_contacts dc ON dc.debt_id = a.debt_id AND dc.phone_e164 = a.to_number
        LEFT JOIN recording_policies p ON p.tenant_id = a.tenant_id
       WHERE a.id = $1 AND a.corrects_id IS NULL`,
-    [callAttemptId],
+    [callAttemptId, DEFAULT_RECORDING_NOTICE],
   );
   return row ?? null;
 }

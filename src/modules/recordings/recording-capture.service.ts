@@ -10,7 +10,8 @@ import { appendAuditSql } from '../../lib/audit';
 import { emitEvent } from '../../lib/events';
 import { numberGeo, placeOfPostalCode } from '../../lib/phone-geo';
 import { withTenantSql } from '../../lib/tenancy';
-import { createSwitchCommands, EslUnavailableError } from '../../switch/esl';
+import { createSwitchCommands, EslUnavailableError, speakableText } from '../../switch/esl';
+import { speakToCall, type SpeechPart } from '../call-events/call-speech.service';
 import { assertUuid } from '../../switch/esl/commands';
 import type { CallRef } from '../dialer/call-session.service';
 import {
@@ -53,10 +54,10 @@ export function recordingStorageKey(tenantId: string, callUuid: string, startedA
 }
 
 /**
- * The spoken consent notice the switch plays, addressed like the other prompts (see promptPath in
- * the dialer): the switch's TTS provisioning renders the tenant's policy notice_text to this file.
+ * How long the consent notice may take to be said before the recording starts: the recording
+ * activity's own limit is 20 s, and a notice is a sentence or two (about 80 ms a character).
  */
-export const recordingNoticePath = (tenantId: string) => `dialer-prompts/tenant-${tenantId}/recording-notice.wav`;
+export const NOTICE_WAIT_MS = 15_000;
 
 export type RecordingStart =
   | { status: 'recording'; startedAt: string; twoPartyConsentState: string | null; consentNoticePlayed: boolean }
@@ -86,11 +87,13 @@ const consentEvidence = (d: RecordingConsentDecision) => ({ applied: d.applied, 
 /**
  * Starts recording a call whose conversation just began (the agent bridge), when its campaign
  * records calls. Where all-party consent applies, the tenant's policy decides: `skip` records
- * nothing (audited recording.skipped with the state), `notice` records and plays the spoken notice
- * to the consumer. Recording starts before the notice, so the notice is always on the recording:
- * Washington requires it (RCW 9.73.030(3)) and elsewhere it is the proof that it was played. A
- * notice that cannot be played stops the recording and discards its file: an all-party call is
- * never kept without its notice.
+ * nothing (audited recording.skipped with the state), `notice` speaks the tenant's notice_text to
+ * the consumer and records once it has been said: consent comes before the recording (the
+ * timeline shows the notice, then recording_started). Where a rule also wants the announcement on
+ * the recording (Washington, RCW 9.73.030(3)), the notice is said once more as the recording
+ * runs. A notice that cannot be said records nothing (the step fails, the session goes on
+ * unrecorded); one that cannot be said on the recording stops it and discards its file: an
+ * all-party call is never kept without its notice.
  */
 export async function startCallRecording(deps: AppDeps, ref: CallRef): Promise<RecordingStart> {
   const facts = await withTenantSql(deps.db, ref.tenantId, (sql) => loadRecordingStartFacts(sql, ref.callAttemptId));
@@ -116,6 +119,12 @@ export async function startCallRecording(deps: AppDeps, ref: CallRef): Promise<R
 
   if (!deps.esl) throw new EslUnavailableError('this process has no switch link');
   const commands = createSwitchCommands(deps.esl);
+  const notice: SpeechPart | null = state ? { purpose: 'consent_notice', text: facts.notice_text, data: { two_party_consent_state: state } } : null;
+  if (notice) {
+    const said = await speakToCall(deps, ref, [notice], { waitMs: NOTICE_WAIT_MS });
+    if (said.status === 'gone') return { status: 'gone' };
+  }
+
   const file = spoolPathOf(deps.config, ref.tenantId, ref.callUuid);
   await mkdir(path.dirname(file), { recursive: true });
   const startedAt = new Date().toISOString();
@@ -126,10 +135,11 @@ export async function startCallRecording(deps: AppDeps, ref: CallRef): Promise<R
     throw err;
   }
 
-  const noticePath = state ? recordingNoticePath(ref.tenantId) : null;
-  if (noticePath) {
+  const onRecording = notice !== null && consent.notice_must_be_recorded;
+  if (notice && onRecording) {
     try {
-      await commands.playback(ref.callUuid, noticePath, 'aleg');
+      const said = await speakToCall(deps, ref, [{ ...notice, data: { ...notice.data, on_recording: true } }]);
+      if (said.status === 'gone') throw new Error('the consumer left before the notice was on the recording');
     } catch (err) {
       await commands.stopRecording(ref.callUuid, file).catch(() => undefined);
       await rm(file, { force: true });
@@ -149,15 +159,16 @@ export async function startCallRecording(deps: AppDeps, ref: CallRef): Promise<R
           call_uuid: ref.callUuid,
           campaign_id: facts.campaign_id,
           two_party_consent_state: state,
-          consent_notice_played: noticePath !== null,
-          notice_path: noticePath,
+          consent_notice_played: notice !== null,
+          notice_text: notice ? speakableText(notice.text) : null,
+          notice_on_recording: onRecording,
           all_party_mode: facts.all_party_mode,
           ...consentEvidence(consent),
         },
       },
     ]),
   );
-  return { status: 'recording', startedAt, twoPartyConsentState: state, consentNoticePlayed: noticePath !== null };
+  return { status: 'recording', startedAt, twoPartyConsentState: state, consentNoticePlayed: notice !== null };
 }
 
 export interface CaptureInput extends CallRef {
