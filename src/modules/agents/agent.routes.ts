@@ -19,8 +19,10 @@ pause, paused → available on resume, wrap_up → available on wrap-up; ringing
 wrap_up (and any check-out) clears the seat's wrap-up deadline, so a pending wrap-up timer cannot end a later wrap-up.
 ${SEAT_SCOPE} Every change is an audit entry (agent.checked_in, agent.checked_out, agent.paused, agent.resumed,
 agent.wrap_up_ended); an idempotent repeat records no presence entry.`;
-const SIP_NOTE = `SIP credentials (design): the switch reads its SIP directory from the service's ephemeral credentials and caches
-an entry at most until the credential's expiry (SIP_CREDENTIAL_TTL_SECONDS, 24 h autoexpiry). A teardown is the database
+const SIP_NOTE = `SIP credentials: the switch reads its SIP directory from the service (\`POST /switch/directory\`, mod_xml_curl,
+authenticated as the switch), which serves only live credentials of checked-in browser seats (SIP_CREDENTIAL_TTL_SECONDS, 24 h
+autoexpiry). The agent's read-only \`registered\` follows the switch's registration events; a browser seat is dialable only while
+registered (CONTRACT section 10). A teardown is the database
 revocation plus a switch command (\`sofia profile internal flush_inbound_reg <extension>[@<SIP_DOMAIN>]\`) that drops the
 registration, run by a one-step workflow and audited as agent.sip_teardown with its outcome.`;
 
