@@ -44,7 +44,7 @@ export interface SwitchRig {
   close(): Promise<void>;
 }
 
-export async function startSwitchRig(opts: { ringMs?: number; talkMs?: number; promptMs?: number; amdMs?: number } = {}): Promise<SwitchRig> {
+export async function startSwitchRig(opts: { ringMs?: number; talkMs?: number; promptMs?: number; amdMs?: number; speechMsPerChar?: number } = {}): Promise<SwitchRig> {
   const password = randomUUID();
   const sim = await startSwitchSimulator({
     host: '127.0.0.1',
@@ -53,6 +53,8 @@ export async function startSwitchRig(opts: { ringMs?: number; talkMs?: number; p
     ringMs: opts.ringMs ?? 100,
     talkMs: opts.talkMs ?? 400,
     promptMs: opts.promptMs ?? 100,
+    // Speech at a tenth of flite's pace: a sentence takes a few hundred milliseconds.
+    speechMsPerChar: opts.speechMsPerChar ?? 6,
     amdMs: opts.amdMs ?? 0,
   });
   const esl = createEslManager({ host: '127.0.0.1', port: sim.port, password, logger: createLogger('silent'), backoff: { initialMs: 10, maxMs: 200 } });

@@ -5,7 +5,8 @@ import path from 'node:path';
 import type { SwitchEvent } from '../../src/switch/simulator/protocol';
 import { StorageUnavailableError } from '../../src/lib/object-store';
 import { withTenant } from '../../src/lib/tenancy';
-import { recordingNoticePath, recordingStorageKey } from '../../src/modules/recordings/recording-capture.service';
+import { recordingStorageKey } from '../../src/modules/recordings/recording-capture.service';
+import { DEFAULT_RECORDING_NOTICE } from '../../src/modules/call-events/call-speech.rules';
 import { callSessionWorkflowId } from '../../workflows/ids';
 import { daytimePrefix, numberEnding, runWorker, seatAgents, seedLeads, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
 import { provisionTenant, startTestApp, type ProvisionedTenant, type TestApp } from '../helpers/harness';
@@ -36,6 +37,21 @@ afterAll(async () => {
   await rig?.close();
   rmSync(spoolDir, { recursive: true, force: true });
 });
+
+type TimelineEntry = { at: string; event: string } & Record<string, unknown>;
+
+/** GET /v1/calls/{call_id}'s timeline once `done` holds for it. */
+async function timelineOf(tenant: ProvisionedTenant, callUuid: string, done: (t: TimelineEntry[]) => boolean): Promise<TimelineEntry[]> {
+  return waitFor(
+    async () => {
+      const res = await app.request('GET', `/v1/calls/${callUuid}`, { token: tenant.apiKey });
+      expect(res.status).toBe(200);
+      return done(res.body.timeline as TimelineEntry[]) ? (res.body.timeline as TimelineEntry[]) : undefined;
+    },
+    20_000,
+    `the timeline of ${callUuid}`,
+  );
+}
 
 const header = (ev: SwitchEvent, name: string) => ev.headers.find(([k]) => k === name)?.[1];
 const eventsOf = (callUuid: string, name: string) => events.filter((ev) => ev.name === name && header(ev, 'Unique-ID') === callUuid);
@@ -171,7 +187,8 @@ describe('call recording capture with the switch simulator', () => {
     // The switch recorded to the spool path and played no notice.
     const started = eventsOf(call.callId, 'RECORD_START');
     expect(started.map((ev) => header(ev, 'Record-File-Path'))).toEqual([spoolFile(tenant, call.callId)]);
-    expect(eventsOf(call.callId, 'CHANNEL_EXECUTE').filter((ev) => header(ev, 'Application-Data')?.includes('recording-notice'))).toEqual([]);
+    expect(eventsOf(call.callId, 'CHANNEL_EXECUTE').filter((ev) => header(ev, 'Application') === 'speak')).toEqual([]);
+    expect(rig.sim.spoken(call.callId)).toEqual([]);
 
     // Announced once, in the Recording list item shape, with the evidence entries.
     const deliveries = await recordingDeliveries(tenant);
@@ -202,7 +219,7 @@ describe('call recording capture with the switch simulator', () => {
     expect(createdAudit!.payload).toMatchObject({ sha256: row!.sha256, size_bytes: audio.length, storage_key: row!.storageKey });
   });
 
-  it('an all-party caller (a California DID, A-attested) plays the notice on the recording and marks the row', async () => {
+  it('an all-party caller (a California DID, A-attested) hears the notice before the recording starts, and the row is marked', async () => {
     const tenant = await provisionTenant(app);
     // +1 415 556: a range no other test holds active (a number is an active DID of one tenant at most).
     const e164 = `+1415556${String(Math.floor(Math.random() * 10_000)).padStart(4, '0')}`;
@@ -216,17 +233,50 @@ describe('call recording capture with the switch simulator', () => {
     const audio = await storedAudio(row!.storageKey!);
     expect(row!.sha256).toBe(createHash('sha256').update(audio).digest('hex'));
 
-    // Recording started before the notice, so the notice is on the recording.
+    // The switch said the tenant's notice, and only once it had been said did the recording start.
+    expect(rig.sim.spoken(call.callId)).toEqual([{ engine: 'flite', voice: 'kal', text: DEFAULT_RECORDING_NOTICE, at: expect.any(String) }]);
     const recordAt = events.indexOf(eventsOf(call.callId, 'RECORD_START')[0]!);
-    const notice = eventsOf(call.callId, 'CHANNEL_EXECUTE').find((ev) => header(ev, 'Application-Data') === recordingNoticePath(tenant.tenantId));
-    expect(notice).toBeDefined();
-    expect(recordAt).toBeGreaterThanOrEqual(0);
-    expect(events.indexOf(notice!)).toBeGreaterThan(recordAt);
+    const notice = eventsOf(call.callId, 'CHANNEL_EXECUTE').find((ev) => header(ev, 'Application') === 'speak');
+    const noticeEnd = eventsOf(call.callId, 'CHANNEL_EXECUTE_COMPLETE').find((ev) => header(ev, 'Application-UUID') === header(notice!, 'Application-UUID'));
+    expect(header(notice!, 'Application-Data')).toBe(`flite|kal|${DEFAULT_RECORDING_NOTICE}`);
+    expect(recordAt).toBeGreaterThan(events.indexOf(noticeEnd!));
+
+    // The timeline, the evidence: the notice spoken, then the recording started (and stopped at the hang-up).
+    const timeline = await timelineOf(tenant, call.callId, (t) => t.some((e) => e.event === 'recording_stopped'));
+    const order = timeline.map((e) => e.event);
+    expect(timeline.filter((e) => e.event === 'spoken')).toEqual([
+      expect.objectContaining({ purpose: 'consent_notice', text: DEFAULT_RECORDING_NOTICE, two_party_consent_state: 'CA' }),
+    ]);
+    expect(order.indexOf('spoken')).toBeLessThan(order.indexOf('recording_started'));
+    expect(order.indexOf('bridged')).toBeLessThan(order.indexOf('spoken'));
+    expect(Date.parse(timeline.find((e) => e.event === 'spoken')!.at)).toBeLessThan(Date.parse(timeline.find((e) => e.event === 'recording_started')!.at));
 
     const [startedAudit] = await auditOf(tenant, 'recording.started');
-    expect(startedAudit!.payload).toMatchObject({ two_party_consent_state: 'CA', consent_notice_played: true, notice_path: recordingNoticePath(tenant.tenantId) });
+    expect(startedAudit!.payload).toMatchObject({ two_party_consent_state: 'CA', consent_notice_played: true, notice_text: DEFAULT_RECORDING_NOTICE, notice_on_recording: false });
     const applied = (startedAudit!.payload as { applied: Array<Record<string, unknown>> }).applied;
     expect(applied).toEqual(expect.arrayContaining([expect.objectContaining({ leg: 'caller', source: 'did_state', state: 'CA', rule_id: 'R1', citation: 'Cal. Penal Code 632, 632.7' })]));
+  });
+
+  it("Washington (the announcement must be on the recording): the tenant's notice before the recording, then again on it", async () => {
+    const tenant = await provisionTenant(app);
+    const put = await app.request('PUT', '/v1/recording-policy', {
+      token: tenant.apiKey,
+      body: { all_party_mode: 'notice', notice_text: "This call is recorded. It's for quality.", playback_url_ttl_seconds: 300, export_url_ttl_seconds: 3600 },
+    });
+    expect(put.status).toBe(200);
+    const call = await completedCall(tenant, { recordCalls: true, contactState: 'WA', campaign: { caller_ids: ['+13035550142'] } });
+
+    expect(await recordingOf(tenant, call.callId)).toMatchObject({ twoPartyConsentState: 'WA', consentNoticePlayed: true });
+    const said = 'This call is recorded. It\u2019s for quality.';
+    expect(rig.sim.spoken(call.callId).map((t) => t.text)).toEqual([said, said]);
+    const timeline = await timelineOf(tenant, call.callId, (t) => t.some((e) => e.event === 'recording_stopped'));
+    expect(timeline.filter((e) => ['spoken', 'recording_started'].includes(e.event)).map((e) => [e.event, e.on_recording ?? null])).toEqual([
+      ['spoken', null],
+      ['recording_started', null],
+      ['spoken', true],
+    ]);
+    const [startedAudit] = await auditOf(tenant, 'recording.started');
+    expect(startedAudit!.payload).toMatchObject({ two_party_consent_state: 'WA', notice_text: said, notice_on_recording: true });
   });
 
   it("policy skip: an all-party consumer (the contact's address state) is not recorded, and the skip is audited", async () => {
@@ -290,7 +340,7 @@ describe('call recording capture with the switch simulator', () => {
     expect(await recordingOf(tenant, call.callId)).toBeNull();
     expect((await app.request('GET', `/v1/calls/${call.callId}`, { token: tenant.apiKey })).body.call.recording_uri).toBeNull();
     expect(eventsOf(call.callId, 'RECORD_START')).toEqual([]);
-    expect(eventsOf(call.callId, 'CHANNEL_EXECUTE').filter((ev) => header(ev, 'Application-Data')?.includes('recording-notice'))).toEqual([]);
+    expect(eventsOf(call.callId, 'CHANNEL_EXECUTE').filter((ev) => header(ev, 'Application') === 'speak')).toEqual([]);
     const entries = await withTenant(app.deps.db, tenant.tenantId, (tx) => tx.auditLog.findMany({ where: { action: { startsWith: 'recording.' } } }));
     expect(entries).toEqual([]);
   });

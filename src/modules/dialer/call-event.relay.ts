@@ -131,17 +131,20 @@ export function startCallEventRelay(options: CallEventRelayOptions): () => Promi
     const attemptId = ev.variables.dd_call_attempt_id;
     const tenantId = ev.variables.dd_tenant_id;
     if (!ev.uuid || !attemptId || !tenantId) return;
-    const fact = options.db ? toTimelineEvent(ev) : null;
-    if (fact && options.db) {
-      // Written as observed; a lost write loses one line of the timeline, never the call.
-      recordCallEvent({ db: options.db }, tenantId, attemptId, fact).catch((err: unknown) =>
-        options.logger.warn({ err: (err as Error).message, call_attempt_id: attemptId, event: ev.name }, 'call timeline event not written'),
-      );
-    }
+    const db = options.db;
+    const fact = db ? toTimelineEvent(ev) : null;
     const signal = toCallSignal(ev, (text) => sealSpeech(options.box, text));
-    if (!signal) return;
+    if (!signal && !fact) return;
     const uuid = ev.uuid;
     const send = async () => {
+      // Written as observed, in the order the switch reported (events of one millisecond keep it);
+      // a lost write loses one line of the timeline, never the call.
+      if (fact && db) {
+        await recordCallEvent({ db }, tenantId, attemptId, fact).catch((err: unknown) =>
+          options.logger.warn({ err: (err as Error).message, call_attempt_id: attemptId, event: ev.name }, 'call timeline event not written'),
+        );
+      }
+      if (!signal) return;
       try {
         await options.temporal.workflow.signalWithStart(callSessionWorkflow, {
           workflowId: callSessionWorkflowId(tenantId, uuid),
