@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { withTenant } from '../../src/lib/tenancy';
 import { finalizeCall } from '../../src/modules/dialer/call-session.service';
+import { sellerMessage } from '../../src/modules/call-events/call-speech.rules';
 import { RunnerOptionsBody } from '../../src/modules/dialer/runner-options';
 import type { SwitchEvent, SwitchSimulator } from '../../src/switch/simulator';
 import { campaignRunWorkflow, runStateQuery, statsQuery, type CampaignRunStats } from '../../workflows/campaign-run.workflow';
@@ -107,11 +108,16 @@ class CallWatch {
     return this.events.filter((ev) => header(ev, 'Unique-ID') === uuid && (name === undefined || ev.name === name));
   }
 
-  /** The CHANNEL_EXECUTE of a prompt played on a leg. */
-  playback(uuid: string, path: string, timeoutMs?: number): Promise<SwitchEvent> {
+  /** The CHANNEL_EXECUTE of the switch speaking a text holding `words` on a leg (`speak` with the configured engine and voice). */
+  speech(uuid: string, words: string, timeoutMs?: number): Promise<SwitchEvent> {
     return this.next(
-      (ev) => ev.name === 'CHANNEL_EXECUTE' && header(ev, 'Unique-ID') === uuid && header(ev, 'Application') === 'playback' && header(ev, 'Application-Data') === path,
-      `playback of ${path} on ${uuid}`,
+      (ev) =>
+        ev.name === 'CHANNEL_EXECUTE' &&
+        header(ev, 'Unique-ID') === uuid &&
+        header(ev, 'Application') === 'speak' &&
+        (header(ev, 'Application-Data') ?? '').startsWith('flite|kal|') &&
+        (header(ev, 'Application-Data') ?? '').includes(words),
+      `speech of "${words}" on ${uuid}`,
       timeoutMs,
     );
   }
@@ -200,13 +206,28 @@ function hangUpLeftovers(env: Env, watch: CallWatch): void {
   for (const ch of env.rig.sim.channels()) if (uuids.has(ch.uuid)) env.rig.sim.remoteHangup(ch.uuid);
 }
 
+const DISCLOSURE = 'This is an automated call from Acme Recovery, a debt collector.';
+
 /** The stored artificial-voice disclosure that messages and menus (artificial voice) need to pass the engine. */
 async function disclose(env: Env, tenant: ProvisionedTenant): Promise<void> {
-  const res = await env.app.request('PUT', '/v1/artificial-voice-disclosure', {
-    token: tenant.apiKey,
-    body: { text: 'This is an automated call from Acme Recovery, a debt collector.' },
-  });
+  const res = await env.app.request('PUT', '/v1/artificial-voice-disclosure', { token: tenant.apiKey, body: { text: DISCLOSURE } });
   expect(res.status).toBe(200);
+}
+
+type TimelineEntry = { at: string; event: string } & Record<string, unknown>;
+
+/** GET /v1/calls/{call_id}'s timeline once `done` holds for it (the relay writes as the switch reports). */
+async function timelineOf(env: Env, tenant: ProvisionedTenant, callUuid: string, done: (t: TimelineEntry[]) => boolean): Promise<TimelineEntry[]> {
+  return waitFor(
+    async () => {
+      const res = await env.app.request('GET', `/v1/calls/${callUuid}`, { token: tenant.apiKey });
+      expect(res.status).toBe(200);
+      const timeline = res.body.timeline as TimelineEntry[];
+      return done(timeline) ? timeline : undefined;
+    },
+    20_000,
+    `the timeline of ${callUuid}`,
+  );
 }
 
 async function debtWithoutConsent(env: Env, tenant: ProvisionedTenant, campaignId: string, phone: string): Promise<string> {
@@ -245,9 +266,9 @@ describe('call flows of a campaign run against the switch simulator', () => {
 
       // The consumer answers, hears the root prompt, presses 1, hears the submenu, presses 3.
       const survey = await placedCall(env, tenant, campaignId, surveyPhone);
-      await watch.playback(survey.call_uuid, `dialer-prompts/${campaignId}/menu.wav`);
+      await watch.speech(survey.call_uuid, 'Press 1 to rate your last call, 2 to end, 9 to stop our calls.');
       env.rig.sim.dtmf(survey.call_uuid, '1');
-      await watch.playback(survey.call_uuid, `dialer-prompts/${campaignId}/menu-1.wav`);
+      await watch.speech(survey.call_uuid, 'How satisfied were you? Press 1 to 3.');
       env.rig.sim.dtmf(survey.call_uuid, '3');
       const surveyFinal = await finalRow(env, tenant, campaignId, survey.id);
       expect(surveyFinal).toMatchObject({ disposition: 'answered_human', hangup_cause: 'NORMAL_CLEARING', amd_verdict: null, agent_id: null });
@@ -265,7 +286,7 @@ describe('call flows of a campaign run against the switch simulator', () => {
 
       // The second consumer presses the opt-out digit at the root prompt.
       const optout = await placedCall(env, tenant, campaignId, optoutPhone);
-      await watch.playback(optout.call_uuid, `dialer-prompts/${campaignId}/menu.wav`);
+      await watch.speech(optout.call_uuid, 'Press 1 to rate your last call, 2 to end, 9 to stop our calls.');
       env.rig.sim.dtmf(optout.call_uuid, '8');
       const optoutFinal = await finalRow(env, tenant, campaignId, optout.id);
       expect(optoutFinal).toMatchObject({ disposition: 'answered_human', hangup_cause: 'NORMAL_CLEARING' });
@@ -333,7 +354,7 @@ describe('call flows of a campaign run against the switch simulator', () => {
       await startCampaign(env, tenant, campaignId, {});
       const call = await placedCall(env, tenant, campaignId, phone);
       const answered = await watch.next((ev) => ev.name === 'CHANNEL_ANSWER' && header(ev, 'Unique-ID') === call.call_uuid, 'the answer');
-      await watch.playback(call.call_uuid, `dialer-prompts/${campaignId}/menu.wav`);
+      await watch.speech(call.call_uuid, 'Press 1 to speak with a representative.');
       // The agent is on another call when the consumer asks for one.
       await withTenant(env.app.deps.db, tenant.tenantId, (tx) => tx.agent.update({ where: { id: agentId! }, data: { presence: 'on_call' } }));
 
@@ -348,7 +369,7 @@ describe('call flows of a campaign run against the switch simulator', () => {
       );
       // The agent frees up within the request's window: the consumer must still be waiting for it,
       // not have been sent the abandonment message.
-      const abandonedAtOnce = await watch.playback(call.call_uuid, `dialer-prompts/tenant-${tenant.tenantId}/abandon.wav`, 800).then(
+      const abandonedAtOnce = await watch.speech(call.call_uuid, sellerMessage(null, null), 800).then(
         () => true,
         () => false,
       );
@@ -382,16 +403,28 @@ describe('call flows of a campaign run against the switch simulator', () => {
       const [humanFinal, machineFinal] = await Promise.all([finalRow(env, tenant, campaignId, human.id), finalRow(env, tenant, campaignId, machine.id)]);
 
       expect(humanFinal).toMatchObject({ disposition: 'answered_human', amd_verdict: 'HUMAN', hangup_cause: 'NORMAL_CLEARING' });
-      const played = await watch.playback(human.call_uuid, `dialer-prompts/${campaignId}/message.wav`);
+      // One utterance: the stored disclosure, then the campaign's tts_prompt.
+      const played = await watch.speech(human.call_uuid, `${DISCLOSURE} This is Acme Recovery with a message about your account.`);
       const done = watch.of(human.call_uuid, 'CHANNEL_EXECUTE_COMPLETE').find((ev) => header(ev, 'Application-UUID') === header(played, 'Application-UUID'));
-      expect(done && header(done, 'Application-Response')).toBe('FILE PLAYED');
+      expect(done).toBeDefined();
+      expect(env.rig.sim.spoken(human.call_uuid)).toEqual([
+        { engine: 'flite', voice: 'kal', text: `${DISCLOSURE} This is Acme Recovery with a message about your account.`, at: expect.any(String) },
+      ]);
+      const timeline = await timelineOf(env, tenant, human.call_uuid, (t) => t.some((e) => e.event === 'hangup'));
+      expect(timeline.filter((e) => e.event === 'spoken')).toEqual([
+        expect.objectContaining({ purpose: 'disclosure', text: DISCLOSURE, engine: 'flite', voice: 'kal' }),
+        expect.objectContaining({ purpose: 'tts_prompt', text: 'This is Acme Recovery with a message about your account.' }),
+      ]);
+      expect(timeline.map((e) => e.event)).toEqual(['originate', 'ringing', 'answered', 'amd', 'spoken', 'spoken', 'hangup']);
+      expect(timeline.find((e) => e.event === 'amd')).toMatchObject({ verdict: 'HUMAN' });
       // Hung up by the dialer once the message ended: the consumer would have stayed 60 s.
       const [hangup] = watch.of(human.call_uuid, 'CHANNEL_HANGUP_COMPLETE');
       expect(header(hangup!, 'variable_sip_hangup_disposition')).toBe('send_bye');
       expect(watch.events.indexOf(hangup!)).toBeGreaterThan(watch.events.indexOf(done!));
 
       expect(machineFinal).toMatchObject({ disposition: 'machine', amd_verdict: 'MACHINE', agent_id: null });
-      expect(watch.of(machine.call_uuid, 'CHANNEL_EXECUTE').filter((ev) => header(ev, 'Application') === 'playback')).toEqual([]);
+      expect(watch.of(machine.call_uuid, 'CHANNEL_EXECUTE').filter((ev) => header(ev, 'Application') === 'speak')).toEqual([]);
+      expect(env.rig.sim.spoken(machine.call_uuid)).toEqual([]);
       expect(header(watch.of(machine.call_uuid, 'CHANNEL_HANGUP_COMPLETE')[0]!, 'variable_sip_hangup_disposition')).toBe('send_bye');
 
       await stopCampaign(env, tenant, campaignId);
@@ -428,7 +461,14 @@ describe('call flows of a campaign run against the switch simulator', () => {
       );
       expect(abandoned.final).toMatchObject({ disposition: 'abandoned', agent_id: null, hangup_cause: 'NORMAL_CLEARING' });
       expect(abandoned.original.answered_at).not.toBeNull();
-      const played = await watch.playback(abandoned.original.call_uuid, `dialer-prompts/tenant-${tenant.tenantId}/abandon.wav`);
+      const played = await watch.speech(abandoned.original.call_uuid, 'This call was placed on behalf of Acme Recovery. To reach us, or to ask not to be called again, call 3 0 3, 5 5 5, 0 1 0 0.');
+      // The timeline holds it as the seller message (47 CFR 64.1200(a)(7)), naming the seller and the number.
+      const timeline = await timelineOf(env, tenant, abandoned.original.call_uuid, (t) => t.some((e) => e.event === 'hangup'));
+      expect(timeline.filter((e) => e.event === 'spoken')).toEqual([
+        expect.objectContaining({ purpose: 'seller_message', text: sellerMessage('Acme Recovery', '+13035550100'), seller_name: 'Acme Recovery', seller_phone: '+13035550100' }),
+      ]);
+      expect(timeline.some((e) => e.event === 'bridged')).toBe(false);
+      expect(timeline.map((e) => e.event).slice(-2)).toEqual(['spoken', 'hangup']);
       // The dialer ended it after the message; the consumer would have stayed 60 s.
       expect(header(watch.of(abandoned.original.call_uuid, 'CHANNEL_HANGUP_COMPLETE')[0]!, 'variable_sip_hangup_disposition')).toBe('send_bye');
       // The consumer got the whole 2 s window for an agent, and the message came right after it
