@@ -417,6 +417,13 @@ describe('call flows of a campaign run against the switch simulator', () => {
       ]);
       expect(timeline.map((e) => e.event)).toEqual(['originate', 'ringing', 'answered', 'amd', 'spoken', 'spoken', 'hangup']);
       expect(timeline.find((e) => e.event === 'amd')).toMatchObject({ verdict: 'HUMAN' });
+      expect(timeline.find((e) => e.event === 'hangup')).toMatchObject({ cause: 'NORMAL_CLEARING' });
+
+      // The defense packet of the debt carries that timeline, sealed with the other parts.
+      const packet = await env.app.request('GET', `/v1/debts/${human.debt_id}/defense-packet`, { token: tenant.apiKey });
+      expect(packet.status).toBe(200);
+      expect(packet.body.timelines).toEqual([{ call_attempt_id: human.id, call_uuid: human.call_uuid, timeline }]);
+      expect(packet.body.manifest.files.map((f: { name: string }) => f.name)).toContain('timelines.json');
       // Hung up by the dialer once the message ended: the consumer would have stayed 60 s.
       const [hangup] = watch.of(human.call_uuid, 'CHANNEL_HANGUP_COMPLETE');
       expect(header(hangup!, 'variable_sip_hangup_disposition')).toBe('send_bye');

@@ -12,7 +12,7 @@ const HOUR = 3600_000;
 const actor = { type: 'system', id: null };
 const NOW = new Date('2025-07-07T18:00:00Z'); // noon in Denver
 const NOTE = 'consumer asked for a call back on Friday';
-const PART_FILES = ['debt.json', 'contacts.json', 'consents.json', 'call_attempts.json', 'conversations.json', 'decisions.json', 'policies.json', 'chain_proof.json', 'README.txt'];
+const PART_FILES = ['debt.json', 'contacts.json', 'consents.json', 'call_attempts.json', 'conversations.json', 'timelines.json', 'decisions.json', 'policies.json', 'chain_proof.json', 'README.txt'];
 const KEY_OF: Record<string, string> = Object.fromEntries(PART_FILES.map((f) => [f, f === 'README.txt' ? 'readme' : f.replace(/\.json$/, '')]));
 
 const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
@@ -190,6 +190,9 @@ describe('GET /v1/debts/{id}/defense-packet', () => {
       },
     ]);
     expect(packet.debt.last_conversation_at).toBe(answeredAt.toISOString());
+    // One timeline per original call: this one never went through the switch, so nothing happened on it
+    // (a dialed call's timeline is in campaign-run.flows.test.ts).
+    expect(packet.timelines).toEqual([{ call_attempt_id: originalId, call_uuid: null, timeline: [] }]);
 
     expect(packet.decisions.map((d: any) => d.decision_id)).toEqual(decisionIds);
     const [allowed, refused] = packet.decisions;
@@ -274,6 +277,7 @@ describe('GET /v1/debts/{id}/defense-packet', () => {
     tampered.consents[0].revoked_at = null;
     tampered.call_attempts[1].note = 'nothing was said';
     tampered.conversations[0].occurred_at = '2025-06-01T12:00:00.000Z';
+    tampered.timelines[0].timeline.push({ at: '2025-06-01T12:00:00.000Z', event: 'spoken', purpose: 'consent_notice', text: 'This call is recorded.' });
     tampered.decisions[1].payload.allowed = true;
     tampered.policies[1].policy.max_calls_per_day = 7;
     tampered.chain_proof.links[0].actor_type = 'user';
@@ -319,7 +323,7 @@ describe('GET /v1/debts/{id}/defense-packet', () => {
       if (file.name.endsWith('.json')) expect(canonicalJson(JSON.parse(bytes.toString('utf8')))).toBe(bytes.toString('utf8'));
     }
     // The same evidence as the JSON form (nothing was added about the debt's records in between).
-    for (const name of ['debt.json', 'contacts.json', 'consents.json', 'call_attempts.json', 'conversations.json', 'decisions.json', 'policies.json']) {
+    for (const name of ['debt.json', 'contacts.json', 'consents.json', 'call_attempts.json', 'conversations.json', 'timelines.json', 'decisions.json', 'policies.json']) {
       expect(JSON.parse((await read(name)).toString('utf8'))).toEqual(json[KEY_OF[name]!]);
     }
     // The proof now also covers the earlier generations, with their payloads (they are about this debt).
