@@ -255,8 +255,8 @@ describe('live-call control against the switch simulator', () => {
     const ringing = await startSwitchRig({ ringMs: 120_000 });
     try {
       const agentLeg = randomUUID();
-      void ringing.sim.api(`originate {origination_uuid=${callId}}sofia/gateway/gw/${numberEnding(daytimePrefix(), 1, 10)} &park`);
-      void ringing.sim.api(`originate {origination_uuid=${agentLeg},dd_agent_id=${agentId}}sofia/gateway/gw/${numberEnding(daytimePrefix(), 2, 10)} &park`);
+      void ringing.sim.api(`originate {origination_uuid=${callId}}sofia/gateway/default/${numberEnding(daytimePrefix(), 1, 10)} &park`);
+      void ringing.sim.api(`originate {origination_uuid=${agentLeg},dd_agent_id=${agentId}}sofia/gateway/default/${numberEnding(daytimePrefix(), 2, 10)} &park`);
       expect(await ringing.sim.api(`uuid_setvar ${callId} bridge_to ${agentLeg}`)).toBe('+OK\n');
       expect(ringing.sim.channel(agentLeg)?.state).toBe('ringing');
 

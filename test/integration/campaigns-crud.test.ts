@@ -102,6 +102,11 @@ describe('campaigns CRUD', () => {
     expect(res.status).toBe(201);
     return res.body.did.id as string;
   };
+  const createCarrier = async (t: ProvisionedTenant, body: Record<string, unknown> = {}) => {
+    const res = await app.request('POST', '/v1/carriers', { token: t.apiKey, body: { kind: 'byoc', name: uniqueName('trunk'), sip_proxy: '8.20.247.10:5060', ...body } });
+    expect(res.status).toBe(201);
+    return res.body.carrier.id as string;
+  };
   const audits = (t: ProvisionedTenant, campaignId: string) =>
     withTenant(app.deps.db, t.tenantId, (tx) =>
       tx.auditLog.findMany({ where: { subjectType: 'campaign', subjectId: campaignId }, orderBy: [{ occurredAt: 'asc' }, { seq: 'asc' }] }),
@@ -145,6 +150,7 @@ describe('campaigns CRUD', () => {
 
     it('stores and renders every write field; decimals come back as strings, times as HH:MM:SS', async () => {
       const didId = await createDid(tenant, '+12125550101');
+      const carrierId = await createCarrier(tenant);
       const body = {
         name: uniqueName('full'),
         campaign_type: 'tts_ivr',
@@ -164,7 +170,7 @@ describe('campaigns CRUD', () => {
         ivr_menu: IVR,
         deferred_bridge: true,
         consult_config: CONSULT,
-        carrier: 'trunk-east',
+        carrier: carrierId,
         caller_ids: ['+12125550100', '+442071838750'],
         caller_id_pool: [didId.toUpperCase()],
       };
@@ -347,7 +353,9 @@ describe('campaigns CRUD', () => {
       ['an empty name', { name: '' }, /name must not be empty/],
       ['a blank name', { name: '   ' }, /name must not be empty/],
       ['a name over 200 characters', { name: 'n'.repeat(201) }, /at most 200/],
-      ['a blank carrier', { carrier: ' ' }, /carrier/],
+      ['a blank carrier', { carrier: ' ' }, /^carrier must be the id of one of the tenant's active carriers/],
+      ['a carrier that is a label, not a carrier id', { carrier: 'trunk-east' }, /^carrier must be the id of one of the tenant's active carriers/],
+      ['a carrier id no carrier has', { carrier: '00000000-0000-4000-8000-0000000000c1' }, /^carrier must be the id of one of the tenant's active carriers/],
       ['caller_ids not E.164', { caller_ids: ['2125550100'] }, /caller_ids: '2125550100' is not an E.164 number/],
       ['caller_ids repeated', { caller_ids: ['+12125550100', '+12125550100'] }, /twice/],
       ['caller_id_pool with a malformed id', { caller_id_pool: ['did-1'] }, /caller_id_pool: 'did-1'/],
@@ -469,6 +477,22 @@ describe('campaigns CRUD', () => {
 
   // -------------------------------------------------------------------------------------------
   describe('PATCH /v1/campaigns/{id}', () => {
+    it("carrier: one of the tenant's active carriers (stored lower case); another tenant's or a disabled one is 400 invalid and changes nothing", async () => {
+      const t = await provisionTenant(app);
+      const c = await create(t, {});
+      const own = await createCarrier(t);
+      const foreign = await createCarrier(other);
+      const disabled = await createCarrier(t, { status: 'disabled' });
+      expectError(await patch(t.apiKey, c.id, { carrier: foreign }), 400, 'invalid', /^carrier must be the id of one of the tenant's active carriers/);
+      expectError(await post(t.apiKey, { name: uniqueName('foreign'), carrier: foreign }), 400, 'invalid', /^carrier must be the id/);
+      expectError(await patch(t.apiKey, c.id, { carrier: disabled }), 400, 'invalid', new RegExp(`^carrier: carrier ${disabled} is disabled`));
+      expect((await get(t.apiKey, c.id)).body.campaign.carrier).toBeNull();
+      const res = await patch(t.apiKey, c.id, { carrier: own.toUpperCase() });
+      expect(res.status).toBe(200);
+      expect(res.body.campaign.carrier).toBe(own);
+      expect((await audits(t, c.id)).map((a) => a.payload)).toContainEqual({ changed: ['carrier'], values: { carrier: own } });
+    });
+
     it('changes only the fields sent; absent fields keep their values; audited with the changes', async () => {
       const c = await create(tenant, {
         record_calls: true,
@@ -505,7 +529,7 @@ describe('campaigns CRUD', () => {
         tts_prompt: 'Hello',
         ivr_menu: IVR,
         consult_config: CONSULT,
-        carrier: 'trunk',
+        carrier: await createCarrier(tenant),
         caller_ids: ['+12125550100'],
       });
       const res = await patch(tenant.apiKey, full.id, {

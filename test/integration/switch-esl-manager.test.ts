@@ -154,7 +154,7 @@ describe('ESL connection manager', () => {
     const rec = recorder(m);
     await m.waitUntilUp();
     // api originate only answers when the call is answered: the fake clock is not moving.
-    const slow = m.api('originate {origination_uuid=slow-1}sofia/gateway/gw/5551230042 &park()', { timeoutMs: 50 }).catch((e: unknown) => e);
+    const slow = m.api('originate {origination_uuid=slow-1}sofia/gateway/default/5551230042 &park()', { timeoutMs: 50 }).catch((e: unknown) => e);
     await rec.waitFor((e) => e.name === 'CHANNEL_PROGRESS', 'ringing');
     const err = await slow;
     expect(err).toBeInstanceOf(EslTimeoutError);
@@ -171,7 +171,7 @@ describe('ESL connection manager', () => {
     await m.waitUntilUp();
     const port = sim.port;
     const rec = recorder(m);
-    const inFlight = m.api('originate {origination_uuid=lost-1}sofia/gateway/gw/5551230042 &park()').catch((e: unknown) => e);
+    const inFlight = m.api('originate {origination_uuid=lost-1}sofia/gateway/default/5551230042 &park()').catch((e: unknown) => e);
     await rec.waitFor((e) => e.name === 'CHANNEL_PROGRESS', 'ringing');
 
     const down = next(m, 'down');
@@ -340,7 +340,7 @@ describe('typed switch commands', () => {
     const m = manager();
     const rec = recorder(m);
     await m.waitUntilUp();
-    const sw = createSwitchCommands(m, { gateway: 'carrier-a' });
+    const sw = createSwitchCommands(m, { gateway: 'default' });
 
     const { uuid, jobUuid } = await sw.originate({
       to: { type: 'pstn', number: '+15551230042' },
@@ -351,7 +351,7 @@ describe('typed switch commands', () => {
       variables: { dd_call_id: 'call-1', dd_attempt_id: 'attempt-1' },
     });
     const ringing = await rec.waitFor((e) => e.name === 'CHANNEL_PROGRESS' && e.uuid === uuid, 'ringing');
-    expect(ringing.variables).toMatchObject({ dd_call_id: 'call-1', dd_attempt_id: 'attempt-1', sip_gateway_name: 'carrier-a' });
+    expect(ringing.variables).toMatchObject({ dd_call_id: 'call-1', dd_attempt_id: 'attempt-1', sip_gateway_name: 'default' });
     expect(ringing.headers['Caller-Caller-ID-Name']).toBe('Acme Recovery');
     clock.advance(RING_MS);
     expect((await rec.waitFor((e) => e.jobUuid === jobUuid, 'job')).body).toBe(`+OK ${uuid}\n`);

@@ -201,7 +201,7 @@ describe('event-socket protocol', () => {
   test('plain events carry URL-encoded headers that modesl decodes', async () => {
     const c = await connect(sim.port, { format: 'plain', events: ['CHANNEL_CREATE'] });
     const uuid = randomUUID();
-    await c.bgapi(originate(`origination_uuid=${uuid},origination_caller_id_name='Acme Recovery, Inc',dd_note=50% off`, 'sofia/gateway/gw/+15551230042'));
+    await c.bgapi(originate(`origination_uuid=${uuid},origination_caller_id_name='Acme Recovery, Inc',dd_note=50% off`, 'sofia/gateway/default/+15551230042'));
     const created = await c.waitFor((e) => e.uuid === uuid, 'CHANNEL_CREATE');
     expect(created.headers['Caller-Caller-ID-Name']).toBe('Acme Recovery, Inc');
     expect(created.variables.dd_note).toBe('50% off');
@@ -282,7 +282,7 @@ describe('outcome plan (CONTRACT section 2)', () => {
     const c = await connect(sim.port);
     const uuid = randomUUID();
     const vars = `origination_uuid=${uuid},origination_caller_id_number=+15550001111,dd_call_id=${uuid},dd_attempt_id=att-1,execute_on_answer=amd`;
-    const { jobUuid, reply } = await c.bgapi(originate(vars, 'sofia/gateway/carrier/+15551230042'));
+    const { jobUuid, reply } = await c.bgapi(originate(vars, 'sofia/gateway/default/+15551230042'));
     expect(reply).toBe(`+OK Job-UUID: ${jobUuid}`);
     await c.barrier();
     expect(flow(c, uuid)).toEqual(['CHANNEL_CREATE', 'CHANNEL_PROGRESS']);
@@ -294,7 +294,7 @@ describe('outcome plan (CONTRACT section 2)', () => {
       'Caller-Caller-ID-Number': '+15550001111',
       'Channel-Name': 'sofia/external/+15551230042',
     });
-    expect(create.variables).toMatchObject({ dd_call_id: uuid, dd_attempt_id: 'att-1', origination_uuid: uuid, sip_gateway_name: 'carrier' });
+    expect(create.variables).toMatchObject({ dd_call_id: uuid, dd_attempt_id: 'att-1', origination_uuid: uuid, sip_gateway_name: 'default' });
     expect(byName(c, uuid, 'CHANNEL_PROGRESS')!.headers['Channel-Call-State']).toBe('RINGING');
 
     clock.advance(RING_MS - 1);
@@ -342,7 +342,7 @@ describe('outcome plan (CONTRACT section 2)', () => {
   ])('..%s answers (%s) with AMD %s', async (suffix, _kind, verdict) => {
     const c = await connect(sim.port);
     const uuid = randomUUID();
-    await c.bgapi(originate(`origination_uuid=${uuid},execute_on_answer=amd`, `sofia/gateway/gw/+155512300${suffix}`));
+    await c.bgapi(originate(`origination_uuid=${uuid},execute_on_answer=amd`, `sofia/gateway/default/+155512300${suffix}`));
     clock.advance(RING_MS);
     const amd = await c.waitFor((e) => e.subclass === 'amd' && e.uuid === uuid, 'AMD');
     expect(amd.headers['AMD-Result']).toBe(verdict);
@@ -372,7 +372,7 @@ describe('outcome plan (CONTRACT section 2)', () => {
   ])('..%s fails %s (SIP %s) when the ring ends', async (suffix, cause, sip, q850) => {
     const c = await connect(sim.port);
     const uuid = randomUUID();
-    const { jobUuid } = await c.bgapi(originate(`origination_uuid=${uuid},dd_attempt_id=a-${suffix},execute_on_answer=amd`, `sofia/gateway/gw/+155512300${suffix}`));
+    const { jobUuid } = await c.bgapi(originate(`origination_uuid=${uuid},dd_attempt_id=a-${suffix},execute_on_answer=amd`, `sofia/gateway/default/+155512300${suffix}`));
     clock.advance(RING_MS - 1);
     await c.barrier();
     expect(flow(c, uuid)).toEqual(['CHANNEL_CREATE', 'CHANNEL_PROGRESS']);
@@ -397,7 +397,7 @@ describe('outcome plan (CONTRACT section 2)', () => {
   test('without execute_on_answer=amd no AMD event is fired; uuid_amd_detect runs it on demand', async () => {
     const c = await connect(sim.port);
     const uuid = randomUUID();
-    await c.bgapi(originate(`origination_uuid=${uuid}`, 'sofia/gateway/gw/5551230061'));
+    await c.bgapi(originate(`origination_uuid=${uuid}`, 'sofia/gateway/default/5551230061'));
     clock.advance(RING_MS);
     await c.waitFor((e) => e.name === 'CHANNEL_PARK' && e.uuid === uuid, 'park');
     await c.barrier();
@@ -412,7 +412,7 @@ describe('outcome plan (CONTRACT section 2)', () => {
     try {
       const c = await connect(slow.port);
       const uuid = randomUUID();
-      const { jobUuid } = await c.bgapi(originate(`origination_uuid=${uuid},originate_timeout=2`, 'sofia/gateway/gw/5551230042'));
+      const { jobUuid } = await c.bgapi(originate(`origination_uuid=${uuid},originate_timeout=2`, 'sofia/gateway/default/5551230042'));
       slowClock.advance(1999);
       await c.barrier();
       expect(byName(c, uuid, 'CHANNEL_HANGUP')).toBeUndefined();
@@ -420,7 +420,7 @@ describe('outcome plan (CONTRACT section 2)', () => {
       expect((await c.waitFor((e) => e.jobUuid === jobUuid, 'job')).body).toBe('-ERR NO_ANSWER\n');
       expect(byName(c, uuid, 'CHANNEL_HANGUP_COMPLETE')!.variables).toMatchObject({ sip_term_status: '487', sip_hangup_disposition: 'send_cancel' });
       // Without a timeout the ring decides: this number answers.
-      const answered = c.api(`originate {origination_uuid=${uuid}-b,originate_timeout=0}sofia/gateway/gw/5551230042 &park()`);
+      const answered = c.api(`originate {origination_uuid=${uuid}-b,originate_timeout=0}sofia/gateway/default/5551230042 &park()`);
       await c.waitFor((e) => e.name === 'CHANNEL_PROGRESS' && e.uuid === `${uuid}-b`, 'ringing');
       slowClock.advance(5000);
       expect(await answered).toBe(`+OK ${uuid}-b\n`);
@@ -434,7 +434,7 @@ describe('outcome plan (CONTRACT section 2)', () => {
     const other = await connect(sim.port);
     const uuid = randomUUID();
     const order: string[] = [];
-    const first = c.api(originate(`origination_uuid=${uuid}`, 'sofia/gateway/gw/5551230042')).then((r) => (order.push('originate'), r));
+    const first = c.api(originate(`origination_uuid=${uuid}`, 'sofia/gateway/default/5551230042')).then((r) => (order.push('originate'), r));
     const second = c.api('echo behind').then((r) => (order.push('echo'), r));
     await other.waitFor((e) => e.name === 'CHANNEL_PROGRESS' && e.uuid === uuid, 'progress');
     expect(await other.api('echo other connection')).toBe('other connection');
@@ -444,7 +444,7 @@ describe('outcome plan (CONTRACT section 2)', () => {
     expect(await second).toBe('behind');
     expect(order).toEqual(['originate', 'echo']);
 
-    const busy = c.api(originate('', 'sofia/gateway/gw/5551230075'));
+    const busy = c.api(originate('', 'sofia/gateway/default/5551230075'));
     await other.waitFor((e) => e.name === 'CHANNEL_PROGRESS' && e.headers['Caller-Destination-Number'] === '5551230075', 'busy ringing');
     clock.advance(RING_MS);
     expect(await busy).toBe('-ERR USER_BUSY\n');
@@ -453,7 +453,7 @@ describe('outcome plan (CONTRACT section 2)', () => {
   test('a consumer leg killed while ringing ends ORIGINATOR_CANCEL and the job fails', async () => {
     const c = await connect(sim.port);
     const uuid = randomUUID();
-    const { jobUuid } = await c.bgapi(originate(`origination_uuid=${uuid}`, 'sofia/gateway/gw/5551230042'));
+    const { jobUuid } = await c.bgapi(originate(`origination_uuid=${uuid}`, 'sofia/gateway/default/5551230042'));
     await c.waitFor((e) => e.name === 'CHANNEL_PROGRESS' && e.uuid === uuid, 'progress');
     expect(await c.api(`uuid_kill ${uuid}`)).toBe('+OK\n');
     const job = await c.waitFor((e) => e.jobUuid === jobUuid, 'job');
@@ -471,10 +471,10 @@ describe('outcome plan (CONTRACT section 2)', () => {
 
   test('immediate failures: too few digits, error/ endpoints, unsupported technology, unknown application', async () => {
     const c = await connect(sim.port);
-    expect(await c.api('originate sofia/gateway/gw/7 &park()')).toBe('-ERR INVALID_NUMBER_FORMAT\n');
+    expect(await c.api('originate sofia/gateway/default/7 &park()')).toBe('-ERR INVALID_NUMBER_FORMAT\n');
     expect(await c.api('originate error/user_busy &park()')).toBe('-ERR USER_BUSY\n');
     expect(await c.api('originate iax2/foo/5551230042 &park()')).toBe('-ERR CHAN_NOT_IMPLEMENTED\n');
-    expect(await c.api('originate sofia/gateway/gw/5551230042 &conference(x)')).toBe('-ERR Invalid Application conference\n');
+    expect(await c.api('originate sofia/gateway/default/5551230042 &conference(x)')).toBe('-ERR Invalid Application conference\n');
     await c.barrier();
     expect(c.events).toEqual([]);
   });
@@ -600,7 +600,7 @@ describe('agent legs', () => {
     const c = await connect(sim.port);
     await fakeRegister(sim, '1001');
     const uuid = randomUUID();
-    await c.bgapi(originate(`origination_uuid=${uuid}`, 'sofia/gateway/gw/5551230042', '&bridge({dd_leg=agent}user/1001)'));
+    await c.bgapi(originate(`origination_uuid=${uuid}`, 'sofia/gateway/default/5551230042', '&bridge({dd_leg=agent}user/1001)'));
     clock.advance(RING_MS);
     const bridged = await c.waitFor((e) => e.name === 'CHANNEL_BRIDGE', 'bridge');
     const agentUuid = bridged.headers['Other-Leg-Unique-ID']!;
@@ -620,7 +620,7 @@ describe('agent legs', () => {
   test('&bridge to an unregistered agent hangs the consumer up with originate_disposition', async () => {
     const c = await connect(sim.port);
     const uuid = randomUUID();
-    await c.bgapi(originate(`origination_uuid=${uuid}`, 'sofia/gateway/gw/5551230042', '&bridge(user/4040)'));
+    await c.bgapi(originate(`origination_uuid=${uuid}`, 'sofia/gateway/default/5551230042', '&bridge(user/4040)'));
     clock.advance(RING_MS);
     const done = await c.waitFor((e) => e.name === 'CHANNEL_HANGUP_COMPLETE' && e.uuid === uuid, 'hangup');
     expect(done.variables).toMatchObject({ originate_disposition: 'USER_NOT_REGISTERED', hangup_cause: 'NORMAL_CLEARING' });
@@ -631,7 +631,7 @@ describe('agent legs', () => {
     await fakeRegister(sim, '1001');
     const consumer = randomUUID();
     const agent = randomUUID();
-    await c.bgapi(originate(`origination_uuid=${consumer},execute_on_answer=amd`, 'sofia/gateway/gw/5551230010'));
+    await c.bgapi(originate(`origination_uuid=${consumer},execute_on_answer=amd`, 'sofia/gateway/default/5551230010'));
     clock.advance(RING_MS);
     await c.waitFor((e) => e.subclass === 'amd' && e.uuid === consumer, 'amd');
     expect(await c.api(originate(`origination_uuid=${agent},park_after_bridge=true`, 'user/1001'))).toBe(`+OK ${agent}\n`);
@@ -650,7 +650,7 @@ describe('agent legs', () => {
     const c = await connect(sim.port);
     await fakeRegister(sim, '1001');
     const uuid = randomUUID();
-    await c.bgapi(originate(`origination_uuid=${uuid}`, 'sofia/gateway/gw/5551230042'));
+    await c.bgapi(originate(`origination_uuid=${uuid}`, 'sofia/gateway/default/5551230042'));
     clock.advance(RING_MS);
     await c.waitFor((e) => e.name === 'CHANNEL_PARK' && e.uuid === uuid, 'park');
     expect(await c.api(`uuid_transfer ${uuid} 1001`)).toBe('+OK\n');
@@ -665,7 +665,7 @@ describe('agent legs', () => {
 describe('call control', () => {
   async function answeredCall(c: Client): Promise<string> {
     const uuid = randomUUID();
-    await c.bgapi(originate(`origination_uuid=${uuid}`, 'sofia/gateway/gw/5551230042'));
+    await c.bgapi(originate(`origination_uuid=${uuid}`, 'sofia/gateway/default/5551230042'));
     clock.advance(RING_MS);
     await c.waitFor((e) => e.name === 'CHANNEL_PARK' && e.uuid === uuid, 'park');
     return uuid;
@@ -674,7 +674,7 @@ describe('call control', () => {
   test('hold and unhold fire CHANNEL_HOLD / CHANNEL_UNHOLD; hold needs an answered leg', async () => {
     const c = await connect(sim.port);
     const ringing = randomUUID();
-    await c.bgapi(originate(`origination_uuid=${ringing}`, 'sofia/gateway/gw/5551230042'));
+    await c.bgapi(originate(`origination_uuid=${ringing}`, 'sofia/gateway/default/5551230042'));
     expect(await c.api(`uuid_hold ${ringing}`)).toBe('-ERR Operation failed\n');
     clock.advance(RING_MS);
     await c.waitFor((e) => e.name === 'CHANNEL_PARK' && e.uuid === ringing, 'park');
@@ -807,7 +807,7 @@ describe('supervision (eavesdrop)', () => {
     await fakeRegister(sim, '2001');
     const consumer = randomUUID();
     const agent = randomUUID();
-    await c.bgapi(originate(`origination_uuid=${consumer}`, 'sofia/gateway/gw/5551230042', `&bridge({origination_uuid=${agent}}user/1001)`));
+    await c.bgapi(originate(`origination_uuid=${consumer}`, 'sofia/gateway/default/5551230042', `&bridge({origination_uuid=${agent}}user/1001)`));
     clock.advance(RING_MS);
     await c.waitFor((e) => e.name === 'CHANNEL_BRIDGE' && e.uuid === consumer, 'bridge');
     return { consumer, agent };
@@ -873,7 +873,7 @@ describe('recording', () => {
   test('uuid_record writes a valid 8 kHz mono PCM WAV on stop', async () => {
     const c = await connect(sim.port);
     const uuid = randomUUID();
-    await c.bgapi(originate(`origination_uuid=${uuid}`, 'sofia/gateway/gw/5551230042'));
+    await c.bgapi(originate(`origination_uuid=${uuid}`, 'sofia/gateway/default/5551230042'));
     clock.advance(RING_MS);
     await c.waitFor((e) => e.name === 'CHANNEL_PARK' && e.uuid === uuid, 'park');
     const file = path.join(recordingsDir, 'tenant-a', `${uuid}.wav`);
@@ -894,7 +894,7 @@ describe('recording', () => {
   test('a recording still running at hangup is finished before CHANNEL_HANGUP_COMPLETE; relative paths land in the recordings directory', async () => {
     const c = await connect(sim.port);
     const uuid = randomUUID();
-    await c.bgapi(originate(`origination_uuid=${uuid}`, 'sofia/gateway/gw/5551230042'));
+    await c.bgapi(originate(`origination_uuid=${uuid}`, 'sofia/gateway/default/5551230042'));
     clock.advance(RING_MS);
     await c.waitFor((e) => e.name === 'CHANNEL_PARK' && e.uuid === uuid, 'park');
     expect(await c.api(`uuid_record ${uuid} start rel/${uuid}.wav`)).toBe('+OK Success\n');
@@ -913,8 +913,8 @@ describe('several clients and many calls', () => {
     const uuid = randomUUID();
     await new Promise<void>((resolve) => filtered.conn.filter('Unique-ID', uuid, () => resolve()));
     const other = randomUUID();
-    await all.bgapi(originate(`origination_uuid=${uuid}`, 'sofia/gateway/gw/5551230042'));
-    await all.bgapi(originate(`origination_uuid=${other}`, 'sofia/gateway/gw/5551230043'));
+    await all.bgapi(originate(`origination_uuid=${uuid}`, 'sofia/gateway/default/5551230042'));
+    await all.bgapi(originate(`origination_uuid=${other}`, 'sofia/gateway/default/5551230043'));
     clock.advance(RING_MS + TALK_MS);
     for (const c of [all, plain, filtered]) await c.waitFor((e) => e.name === 'CHANNEL_HANGUP_COMPLETE' && e.uuid === uuid, 'hangup');
     await plain.waitFor((e) => e.name === 'CHANNEL_HANGUP_COMPLETE' && e.uuid === other, 'other hangup');
@@ -933,7 +933,7 @@ describe('several clients and many calls', () => {
     const c = await connect(sim.port);
     const watcher = await connect(sim.port, { events: ['CHANNEL_HANGUP_COMPLETE'] });
     const calls = Array.from({ length: 100 }, (_, i) => ({ uuid: randomUUID(), suffix: String(i).padStart(2, '0') }));
-    const jobs = await Promise.all(calls.map((k) => c.bgapi(originate(`origination_uuid=${k.uuid}`, `sofia/gateway/gw/+1555123${k.suffix.padStart(4, '0')}`))));
+    const jobs = await Promise.all(calls.map((k) => c.bgapi(originate(`origination_uuid=${k.uuid}`, `sofia/gateway/default/+1555123${k.suffix.padStart(4, '0')}`))));
     expect(new Set(jobs.map((j) => j.jobUuid)).size).toBe(100);
     await c.barrier();
     expect(JSON.parse(await c.api('show channels as json')).row_count).toBe(100);

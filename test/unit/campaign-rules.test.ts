@@ -446,11 +446,13 @@ describe('applyCampaignWrite', () => {
     expect(invalidMessage(() => create({ caller_id_pool: [id, id.toLowerCase()] }))).toMatch(/twice/);
   });
 
-  it('refuses a blank carrier, trims a carrier, clears with null', () => {
-    expect(create({ carrier: ' trunk-a ' }).next.carrier).toBe('trunk-a');
-    expect(invalidMessage(() => create({ carrier: ' ' }))).toMatch(/carrier/);
-    expect(invalidMessage(() => create({ carrier: 'c'.repeat(201) }))).toMatch(/carrier/);
-    expect(applyCampaignWrite(withSettings({ carrier: 'x' }), { carrier: null }).next.carrier).toBeNull();
+  it('takes a carrier id (stored trimmed, lower case), refuses anything else, clears with null', () => {
+    const id = 'A1B2C3D4-0000-4000-8000-0000000000C1';
+    expect(create({ carrier: ` ${id} ` }).next.carrier).toBe(id.toLowerCase());
+    for (const carrier of [' ', 'trunk-a', `carrier-${id.toLowerCase()}`, `${id}x`]) {
+      expect(invalidMessage(() => create({ carrier }))).toMatch(/^carrier must be the id of one of the tenant's active carriers/);
+    }
+    expect(applyCampaignWrite(withSettings({ carrier: id.toLowerCase() }), { carrier: null }).next.carrier).toBeNull();
   });
 
   it('refuses an invalid ivr_menu or consult_config with 400 invalid', () => {

@@ -42,7 +42,8 @@ const charLength = (s: string): number => [...s].length;
 export const NAME_MAX = 200;
 export const TTS_PROMPT_MAX = 2000;
 export const SMS_BODY_MAX = 1600;
-export const CARRIER_MAX = 200;
+/** A campaign's carrier: a carrier id (any case; stored lower case). */
+const CARRIER_ID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const CALLER_IDS_MAX = 1000;
 export const IVR_MAX_DEPTH = 5;
 export const IVR_MAX_NODES = 64;
@@ -462,11 +463,12 @@ function applyField(next: CampaignSettings, key: keyof CampaignWrite, write: Cam
       next.consult_config = write.consult_config ?? {};
       return;
     case 'carrier': {
+      // The trunk is a carrier id; that it is one of the tenant's active carriers is checked against the registry (campaign.service).
       const carrier = write.carrier ?? null;
-      if (carrier !== null && (carrier.trim() === '' || charLength(carrier) > CARRIER_MAX)) {
-        fail(`carrier must be a non-empty string of at most ${CARRIER_MAX} characters, or null`);
+      if (carrier !== null && !CARRIER_ID_RE.test(carrier.trim())) {
+        fail("carrier must be the id of one of the tenant's active carriers (its own or its account's), or null for the deployment default");
       }
-      next.carrier = carrier === null ? null : carrier.trim();
+      next.carrier = carrier === null ? null : carrier.trim().toLowerCase();
       return;
     }
     case 'caller_ids':

@@ -82,7 +82,7 @@ export const CampaignSchema = z
     ivr_menu: z.record(z.string(), z.unknown()).openapi({ description: IVR_DESCRIPTION }),
     deferred_bridge: z.boolean(),
     consult_config: ConsultConfigSchema,
-    carrier: z.string().nullable(),
+    carrier: z.string().nullable().openapi({ format: 'uuid', description: "The carrier (trunk) the campaign's calls go out through; null = the deployment default gateway" }),
     caller_ids: z.array(z.string()).openapi({ description: 'Legacy E.164 round-robin pool, used when caller_id_pool is empty' }),
     caller_id_pool: z.array(uuid).openapi({ description: "DID registry ids of the tenant's own registry" }),
     ai_agent_id: uuid.nullable().openapi({ description: 'The AI agent that speaks on an ai_voice campaign; null = none' }),
@@ -143,7 +143,14 @@ const writeFields = {
   consult_config: z
     .record(z.string(), z.unknown())
     .openapi({ description: `${CONSULT_DESCRIPTION} Not an object: 400 bad_request.`, example: { factor: 'dob', max_attempts: 3, expose: ['balance'] } }),
-  carrier: z.string().nullable().openapi({ description: 'Non-blank, at most 200 characters; null clears' }),
+  carrier: z.string().nullable().openapi({
+    format: 'uuid',
+    description:
+      "The trunk the campaign's calls go out through: the id of one of the tenant's active carriers (its own, or an account-wide one it inherits), " +
+      'reached on the switch as gateway `carrier-<id>`; null = the deployment default gateway. Anything else, another tenant\'s carrier and a disabled or ' +
+      "retired one are 400 `invalid` naming carrier. A run's `gateway` option overrides it. The trunk is read again at every dial: once the carrier is " +
+      'disabled or retired, each call recorded for it is closed `not_placed` with hangup_cause TRUNK_DISABLED or TRUNK_RETIRED and nothing rings',
+  }),
   caller_ids: z.array(z.string()).openapi({
     description: `Distinct E.164 numbers, at most ${CALLER_IDS_MAX} (400 invalid otherwise); a number that is an active DID of another tenant is 400 invalid`,
     example: ['+12125550100'],

@@ -4,6 +4,7 @@ import { conflict, invalid, isUniqueViolation, notFound } from '../../lib/errors
 import { createdAtKey, createdAtPageArgs, paginate } from '../../lib/pagination';
 import { withTenant, type Tx } from '../../lib/tenancy';
 import { activeElsewhere } from '../dids/did.repository';
+import { carrierGatewayOf } from '../carriers/carrier.service';
 import { applyCampaignWrite, NEW_CAMPAIGN, type CampaignSettings, type CampaignWrite } from './campaign.rules';
 import { campaignData, campaignSettings, campaignView } from './campaign.views';
 
@@ -59,6 +60,7 @@ export async function createCampaign(deps: AppDeps, tenantId: string, actor: Act
       await assertPoolInRegistry(tx, next.caller_id_pool);
       await assertCallerIdsNotForeign(tx, next.caller_ids);
       await assertAiAgent(tx, next.ai_agent_id);
+      if (next.carrier !== null) await carrierGatewayOf(tx, next.carrier, 'carrier');
       const row = await tx.campaign.create({ data: { ...campaignData(next, ALL_SETTINGS), tenantId, name: next.name } });
       await appendAudit(tx, tenantId, {
         actorType: actor.type,
@@ -92,6 +94,7 @@ export async function updateCampaign(deps: AppDeps, tenantId: string, actor: Act
       if (changed.includes('caller_id_pool')) await assertPoolInRegistry(tx, next.caller_id_pool);
       if (changed.includes('caller_ids')) await assertCallerIdsNotForeign(tx, next.caller_ids);
       if (changed.includes('ai_agent_id')) await assertAiAgent(tx, next.ai_agent_id);
+      if (changed.includes('carrier') && next.carrier !== null) await carrierGatewayOf(tx, next.carrier, 'carrier');
       const updated = await tx.campaign.update({ where: { id }, data: campaignData(next, changed) });
       await appendAudit(tx, tenantId, {
         actorType: actor.type,

@@ -2,8 +2,8 @@ import { createRoute } from '@hono/zod-openapi';
 import type { AppDeps } from '../../deps';
 import { requireManagement } from '../../lib/auth';
 import { createRouter, errorResponses, IdParam, jsonBody, jsonContent } from '../../lib/openapi';
-import { CarrierEdgeResult, CarrierEnvelope, CarrierList, CreateCarrierBody } from './carrier.schemas';
-import { createCarrier, getCarrier, listCarriers, provisionCarrier, revokeCarrier } from './carrier.service';
+import { CarrierEdgeResult, CarrierEnvelope, CarrierList, CreateCarrierBody, UpdateCarrierBody } from './carrier.schemas';
+import { createCarrier, getCarrier, listCarriers, provisionCarrier, revokeCarrier, updateCarrier } from './carrier.service';
 
 const security = [{ bearer: [] }];
 const tags = ['Carriers'];
@@ -74,6 +74,27 @@ account_admin; 413 over 8 MiB; 415 when the body is not JSON. Audited as carrier
       responses: { 200: jsonContent(CarrierEnvelope, 'The trunk'), ...errorResponses(401, 403, 404) },
     }),
     async (c) => c.json({ carrier: await getCarrier(deps, c.get('principal').tenantId, c.req.valid('param').id) }, 200),
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'patch',
+      path: '/v1/carriers/{id}',
+      tags,
+      security,
+      middleware,
+      summary: 'Rename a SIP trunk or change its status (active, disabled, retired)',
+      description: `Body \`{name?, status?}\`. A trunk that is not active carries no call: every campaign and run that names it (campaign
+\`carrier\`, run option \`gateway\`) reads it again at each dial, records each call it would have sent as \`not_placed\` with hangup_cause
+TRUNK_DISABLED or TRUNK_RETIRED (its gateway is removed from the switch), and the runs stop claiming leads meanwhile (tick idle
+\`trunk_disabled\` / \`trunk_retired\`). Retired is final: changing a retired trunk's status is 409 \`conflict\`. A patch that changes
+nothing answers the trunk as it is and records nothing; a change is audited as carrier.updated. Errors: 400 \`bad_request\` for
+malformed JSON, a wrong type, a status outside the enum or any other key; 400 \`invalid\` for a name rule. ${EMPRESA_RULE.replace('create, provision or revoke', 'change')}
+${ID_NOTE} ${SCOPE}`,
+      request: { params: IdParam, body: jsonBody(UpdateCarrierBody) },
+      responses: { 200: jsonContent(CarrierEnvelope, 'The trunk'), ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
+    }),
+    async (c) => c.json({ carrier: await updateCarrier(deps, c.get('principal'), c.req.valid('param').id, c.req.valid('json')) }, 200),
   );
 
   app.openapi(

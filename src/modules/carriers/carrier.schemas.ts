@@ -56,3 +56,16 @@ export const CreateCarrierBody = z
   .openapi('CreateCarrier', { description: 'Other keys (tenant_id included: the tenant comes from the credential) are 400 bad_request naming the key.' });
 
 export type CreateCarrierInput = z.infer<typeof CreateCarrierBody>;
+
+export const UpdateCarrierBody = z
+  .strictObject({
+    name: z.string().optional().openapi({ description: `1 to ${NAME_MAX_CHARS} characters after trimming (400 invalid otherwise)` }),
+    status: z.enum(CARRIER_STATUSES).optional().openapi({
+      description:
+        'active, disabled (calls stop at the next dial; active again later) or retired (final: a retired trunk stays retired, 409 conflict). ' +
+        'Campaigns and runs that name the carrier keep it: their calls are not placed while it is not active',
+    }),
+  })
+  .openapi('UpdateCarrier', { description: 'Other keys (sip_proxy, source_ips, kind, scope included) are 400 bad_request naming the key.' });
+
+export type UpdateCarrierInput = z.infer<typeof UpdateCarrierBody>;

@@ -3,11 +3,11 @@ import type { AppDeps } from '../../deps';
 import { actorOf, appendAudit } from '../../lib/audit';
 import type { Principal } from '../../lib/context';
 import { isInternalHostName } from '../../lib/egress';
-import { AppError, invalid, notFound, unprocessable } from '../../lib/errors';
+import { AppError, conflict, invalid, notFound, unprocessable } from '../../lib/errors';
 import { withTenant, type Tx } from '../../lib/tenancy';
 import { edgeConfigured, sendToEdge } from '../sip-edge/sip-edge.client';
 import { assertPublicSipProxy, assertPublicSources, carrierGatewayName, nameOf, sipProxyHostOf, sipProxyOf, sourceIpsOf } from './carrier.rules';
-import type { CreateCarrierInput } from './carrier.schemas';
+import type { CreateCarrierInput, UpdateCarrierInput } from './carrier.schemas';
 import { carrierView } from './carrier.views';
 import { assertAccountAdmin } from '../../lib/account-admin';
 
@@ -42,19 +42,21 @@ async function assertPublicEdge(deps: AppDeps, sipProxy: string | null, sourceIp
   assertPublicSipProxy(sipProxy, resolved, allowlist);
 }
 
-const NOT_A_GATEWAY = "gateway must be the id of one of the tenant's active carriers (its own or its account's), or null for the deployment default";
+const notACarrier = (field: string) =>
+  `${field} must be the id of one of the tenant's active carriers (its own or its account's), or null for the deployment default`;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * The switch gateway of a campaign run's `gateway` option: the caller names one of its carriers by
- * id (row-level security shows its own and its account's, never another tenant's), the carrier
- * must be active, and the gateway string is derived from the id. 400 invalid naming gateway otherwise.
+ * The switch gateway of a carrier a tenant names by id, in a run's `gateway` option or a campaign's
+ * `carrier` (`field`): row-level security shows its own carriers and its account's, never another
+ * tenant's; the carrier must be active; the gateway string is derived from the id. 400 invalid
+ * naming the field otherwise.
  */
-export async function carrierGatewayOf(tx: Tx, carrierId: string): Promise<string> {
-  if (!UUID_RE.test(carrierId)) throw invalid(NOT_A_GATEWAY);
+export async function carrierGatewayOf(tx: Tx, carrierId: string, field = 'gateway'): Promise<string> {
+  if (!UUID_RE.test(carrierId)) throw invalid(notACarrier(field));
   const row = await tx.carrier.findUnique({ where: { id: carrierId }, select: { id: true, status: true } });
-  if (!row) throw invalid(NOT_A_GATEWAY);
-  if (row.status !== 'active') throw invalid(`gateway: carrier ${row.id} is ${row.status}; ${NOT_A_GATEWAY}`);
+  if (!row) throw invalid(notACarrier(field));
+  if (row.status !== 'active') throw invalid(`${field}: carrier ${row.id} is ${row.status}; ${notACarrier(field)}`);
   return carrierGatewayName(row.id);
 }
 
@@ -83,6 +85,39 @@ export async function createCarrier(deps: AppDeps, principal: Principal, body: C
       payload: { scope, account_id: row.accountId, kind: row.kind, name, sip_proxy: sipProxy, source_ips: sourceIps, status },
     });
     return carrierView(row);
+  });
+}
+
+/**
+ * Renames a trunk or changes its status. Disabling or retiring takes effect at the next dial of
+ * every campaign and run that names it (carrier-gateway.ts): their calls are not placed while it
+ * is not active. Retired is final (409 conflict). A patch that changes nothing writes nothing.
+ */
+export async function updateCarrier(deps: AppDeps, principal: Principal, id: string, body: UpdateCarrierInput) {
+  const name = body.name === undefined ? undefined : nameOf(body.name);
+  const actor = actorOf(principal);
+  return withTenant(deps.db, principal.tenantId, async (tx) => {
+    const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM carriers WHERE id = ${id}::uuid FOR UPDATE`;
+    const row = locked.length ? await tx.carrier.findUnique({ where: { id } }) : null;
+    if (!row) throw notFound();
+    if (row.tenantId === null) await assertAccountAdmin(tx, principal, 'changing an account-wide (empresa) carrier');
+    const data: { name?: string; status?: string } = {};
+    if (name !== undefined && name !== row.name) data.name = name;
+    if (body.status !== undefined && body.status !== row.status) {
+      if (row.status === 'retired') throw conflict('a retired carrier stays retired');
+      data.status = body.status;
+    }
+    if (Object.keys(data).length === 0) return carrierView(row);
+    const updated = await tx.carrier.update({ where: { id }, data });
+    await appendAudit(tx, principal.tenantId, {
+      actorType: actor.type,
+      actorId: actor.id,
+      action: 'carrier.updated',
+      subjectType: SUBJECT,
+      subjectId: row.id,
+      payload: { scope: scopeOf(row), changed: Object.keys(data), from: { name: row.name, status: row.status }, to: { name: updated.name, status: updated.status } },
+    });
+    return carrierView(updated);
   });
 }
 

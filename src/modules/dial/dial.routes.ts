@@ -9,7 +9,8 @@ import { dial } from './dial.service';
 
 const DESCRIPTION = `A call a person starts on a preview or manual campaign: the compliance engine decides it (initiation
 \`human\`, recorded as the audit entry compliance.decision with the caller as actor), and when it allows the call the original CDR row
-is recorded and the switch originates the call (ring timeout ${RING_TIMEOUT_SEC} s, the switch's default gateway and agent domain). When the
+is recorded and the switch originates the call (ring timeout ${RING_TIMEOUT_SEC} s, the switch's default agent domain, through the
+campaign's \`carrier\` (switch gateway \`carrier-<id>\`) or, without one, the deployment default gateway). When the
 consumer answers, the named agent, or without \`agent_id\` the first available agent, is bridged to the call; its outcome arrives as a
 correction row of the CDR like any other call.
 
@@ -41,7 +42,9 @@ answers 200 \`{status: "dialing", call_id, call_attempt}\`: \`call_id\` is the s
 \`call_attempt\` the original CDR row (agent_id the named agent, compliance_snapshot the decision); the debt then rests
 ${REDIAL_AFTER_MS / 3_600_000} h before the campaign's lead queue offers it again (next_dialable_at). When the switch refuses the
 originate the answer is 502 \`dial_error\`, and when the link drops between the decision and the originate 503 \`esl_unavailable\`;
-both add \`call_id\`, and the attempt stays in the CDR with a \`not_placed\` final row.`;
+when the campaign's carrier was disabled or retired (it is read again at the placement) nothing rings and the answer is 409
+\`conflict\` naming TRUNK_DISABLED or TRUNK_RETIRED; all three add \`call_id\`, and the attempt stays in the CDR with a
+\`not_placed\` final row whose hangup_cause says why.`;
 
 export function dialRoutes(deps: AppDeps) {
   const app = createRouter();

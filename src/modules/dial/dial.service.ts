@@ -17,6 +17,7 @@ import { callInFlight, debtContacts, findAgent, insertAttempt, lockDebt, notPlac
 import { releaseReservations } from '../agents/agent.repository';
 import type { DialInput, DialResult } from './dial.schemas';
 import { billingRefusal } from '../billing/billing.service';
+import { TRUNK_CAUSES } from '../carriers/carrier-gateway';
 
 /** The campaign types whose calls a person starts; every other type is dialed by its run. */
 export const HUMAN_INITIATED_TYPES: readonly string[] = ['preview', 'manual'];
@@ -145,6 +146,9 @@ export async function dial(
       return notPlacedCause(sql, call.id);
     });
     // The attempt and its not_placed row stay: the decision was made and the CDR tells what became of it.
+    if (cause !== null && (Object.values(TRUNK_CAUSES) as string[]).includes(cause)) {
+      throw new AppError(409, 'conflict', `the campaign's trunk cannot carry calls (${cause}); nothing rang`, { call_id: call.id });
+    }
     if (cause === 'ESL_UNAVAILABLE') {
       throw new AppError(503, 'esl_unavailable', 'the switch control link went down before the call was sent; nothing rang; retry with backoff', { call_id: call.id });
     }

@@ -5,7 +5,7 @@ import type { AppDeps } from '../../deps';
 import { appendAuditSql } from '../../lib/audit';
 import { dialerMetrics } from '../../lib/metrics';
 import { withTenantSql, type SqlTx } from '../../lib/tenancy';
-import { createSwitchCommands, EslCommandError, EslTimeoutError, EslUnavailableError } from '../../switch/esl';
+import { createSwitchCommands, EslCommandError, EslTimeoutError, EslUnavailableError, type SwitchCommands } from '../../switch/esl';
 import { amdEffective, treatmentOf } from '../../../workflows/call-flow';
 import { insertOutcome } from '../cdr/cdr.repository';
 import { releaseAgentsOfCalls } from './call-session.service';
@@ -22,6 +22,7 @@ import type { RunnerOptions } from './runner-options';
 import { billingRefusal } from '../billing/billing.service';
 
 import { dialableSeatSql } from '../agents/agent.repository';
+import { campaignTrunk, ensureGateway, type Trunk } from '../carriers/carrier-gateway';
 /** After a placed attempt the debt rests this long before the loop dials it again. */
 export const REDIAL_AFTER_MS = 4 * 3600 * 1000;
 /** Ring time of a consumer leg before the switch gives up (NO_ANSWER). */
@@ -178,6 +179,9 @@ async function decideAndRecord(deps: AppDeps, input: TickInput, ratio: number, i
     if (treatment === 'none') return none('type_not_dialed_by_loop');
     if (mode === 'none') return none('human_initiated_only');
     if (await billingRefusal(sql)) return none('billing_blocked');
+    // A trunk that cannot carry calls (disabled, retired): no lead is claimed or decided until it can.
+    const trunk = await campaignTrunk(sql, input.campaignId, input.options.gateway);
+    if (!trunk.ok) return none(trunk.cause.toLowerCase());
 
     // Capacity is the tenant's, shared by its campaigns: reserve it one tick at a time. The lock is
     // the one every call and text decision takes, so the caps that count both channels hold.
@@ -341,13 +345,23 @@ export async function placeCalls(
     ),
   );
   const mine = new Set(claimed.map((r) => r.id));
+  // The trunk is read again at every placement: a carrier disabled or retired since the run started carries nothing.
+  const trunk = await withTenantSql(deps.db, tenantId, (sql) => campaignTrunk(sql, campaign.id, options.gateway));
   const esl = deps.esl;
-  const commands = esl ? createSwitchCommands(esl, { gateway: options.gateway ?? undefined, agentDomain: options.agent_domain ?? undefined }) : null;
+  const gateway = trunk.ok ? (trunk.gateway ?? undefined) : undefined;
+  const commands = esl ? createSwitchCommands(esl, { gateway, agentDomain: options.agent_domain ?? undefined }) : null;
+  const refusal = await trunkRefusal(trunk, commands);
   const amd = amdEffective(campaign.campaign_type, campaign.amd_enabled);
   let placed = 0;
   let notPlaced = 0;
   for (const call of pending.filter((c) => mine.has(c.id))) {
     const sentAt = new Date();
+    if (refusal !== null) {
+      notPlaced += 1;
+      deps.logger.warn({ call_attempt_id: call.id, cause: refusal }, 'trunk cannot carry the call; recorded not_placed');
+      await recordNotPlaced(deps, tenantId, call.id, refusal);
+      continue;
+    }
     try {
       if (!commands) throw new EslUnavailableError('this process has no switch link');
       await commands.originate({
@@ -381,20 +395,47 @@ export async function placeCalls(
       notPlaced += 1;
       const cause = err instanceof EslCommandError ? err.switchCause : 'ESL_UNAVAILABLE';
       deps.logger.warn({ call_attempt_id: call.id, cause }, 'originate failed; recorded not_placed');
-      await withTenantSql(deps.db, tenantId, (sql) =>
-        insertOutcome(sql, deps.box, tenantId, call.id, {
-          disposition: 'not_placed',
-          endedAt: new Date(),
-          answeredAt: null,
-          hangupCause: cause,
-          sipResponseCode: null,
-          amdVerdict: null,
-          agentId: null,
-        }),
-      );
+      await recordNotPlaced(deps, tenantId, call.id, cause);
     }
   }
   return { placed, notPlaced };
+}
+
+/** The final row of an attempt the switch never took; `cause` says why (a switch cause, ESL_UNAVAILABLE, TRUNK_*). */
+async function recordNotPlaced(deps: AppDeps, tenantId: string, callAttemptId: string, cause: string): Promise<void> {
+  await withTenantSql(deps.db, tenantId, (sql) =>
+    insertOutcome(sql, deps.box, tenantId, callAttemptId, {
+      disposition: 'not_placed',
+      endedAt: new Date(),
+      answeredAt: null,
+      hangupCause: cause,
+      sipResponseCode: null,
+      amdVerdict: null,
+      agentId: null,
+    }),
+  );
+}
+
+/**
+ * Why no call of this placement may go out through its trunk, or null: the carrier is not active
+ * (its gateway is then removed from the switch, best effort), or the switch does not have the
+ * carrier's gateway even after loading it from the configuration binding (INVALID_GATEWAY, the
+ * switch's own word). Without a switch link the originate path records ESL_UNAVAILABLE itself.
+ */
+async function trunkRefusal(trunk: Trunk, commands: SwitchCommands | null): Promise<string | null> {
+  if (!trunk.ok) {
+    await commands?.killGateway(trunk.gateway).catch(() => undefined);
+    return trunk.cause;
+  }
+  if (trunk.gateway === null || !commands) return null;
+  try {
+    return (await ensureGateway(commands, trunk.gateway)) ? null : 'INVALID_GATEWAY';
+  } catch (err) {
+    if (err instanceof EslCommandError) return err.switchCause;
+    if (err instanceof EslUnavailableError) return 'ESL_UNAVAILABLE';
+    if (err instanceof EslTimeoutError) return 'ESL_TIMEOUT';
+    throw err;
+  }
 }
 
 /**

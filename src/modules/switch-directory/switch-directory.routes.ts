@@ -5,6 +5,7 @@ import { unauthorized } from '../../lib/errors';
 import { createRouter, errorResponses, z } from '../../lib/openapi';
 import { safeEqual } from '../../lib/tokens';
 import { answerDirectory, type DirectoryRequest } from './switch-directory.service';
+import { answerSwitchConfiguration } from '../carriers/carrier-gateway';
 
 export const SWITCH_DIRECTORY_PATH = '/switch/directory';
 
@@ -32,6 +33,12 @@ export function switchDirectoryRoutes(deps: AppDeps) {
       throw unauthorized('switch credential required');
     }
     const body: Record<string, unknown> = await c.req.parseBody().catch(() => ({}));
+    // The same binding URL serves the switch's `configuration` section: carrier gateways (carrier-gateway.ts).
+    if (field(body.section) === 'configuration') {
+      const answer = await answerSwitchConfiguration(deps, { key_value: field(body.key_value), profile: field(body.profile), gateway: field(body.gateway) });
+      c.get('logger').debug({ section: 'configuration', served: answer.served }, 'switch configuration request');
+      return c.body(answer.xml, 200, { 'Content-Type': 'text/xml; charset=utf-8', 'Cache-Control': 'no-store' });
+    }
     const req: DirectoryRequest = {
       section: field(body.section),
       action: field(body.action),
@@ -58,7 +65,9 @@ seat's live ephemeral SIP credential (\`<user id="<sip_username>" number-alias="
 for this answer only), or the \`<result status="not found"/>\` document for anything else: a checked-out, superseded or expired
 credential, an inactive or external seat, an unknown user, a domain other than SIP_DOMAIN or \`<tenant-id>.<SIP_DOMAIN>\`, a
 REGISTER of a credential for another extension, or an extension two tenants share on one domain. docs/agents-widgets.md has the
-switch configuration.`,
+switch configuration. The same URL answers mod_xml_curl's \`configuration\` binding: for \`key_value=sofia.conf\`, \`profile=external\`
+and \`gateway=carrier-<id>\` (what \`sofia profile external startgw carrier-<id>\` fetches) the gateway of that carrier when it is
+active and has a sip_proxy; anything else is the not-found result, so the switch reads its static files (docs/freeswitch/).`,
     request: {
       body: {
         content: {
@@ -70,6 +79,9 @@ switch configuration.`,
               domain: z.string().optional(),
               sip_to_user: z.string().optional(),
               sip_from_user: z.string().optional(),
+              key_value: z.string().optional(),
+              profile: z.string().optional(),
+              gateway: z.string().optional(),
             }),
           },
         },

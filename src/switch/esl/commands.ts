@@ -65,6 +65,8 @@ export interface SwitchCommandsOptions {
   answerTimeoutMs?: number;
   /** Sofia profile the agents register on; default `internal` (FreeSWITCH's stock registration profile). */
   sipProfile?: string;
+  /** Sofia profile the PSTN gateways live on; default `external` (FreeSWITCH's stock gateway profile). */
+  gatewayProfile?: string;
 }
 
 const UUID_RE = /^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/;
@@ -166,6 +168,22 @@ export function buildFlushRegistration(profile: string, extension: string, domai
   return `sofia profile ${profile} flush_inbound_reg ${extension}${domain ? `@${domain}` : ''}`;
 }
 
+/** `sofia status gateway <name>`: a status block, or `Invalid Gateway!` when the switch has no such gateway. */
+export function buildGatewayStatus(gateway: string): string {
+  check(GATEWAY_RE.test(gateway), 'gateway');
+  return `sofia status gateway ${gateway}`;
+}
+
+/**
+ * `sofia profile <profile> startgw|killgw <name>`: startgw makes FreeSWITCH fetch sofia.conf for that
+ * one gateway (mod_xml_curl `configuration` binding, `gateway=<name>`) and add it; killgw removes it.
+ */
+export function buildGatewayCommand(profile: string, action: 'startgw' | 'killgw', gateway: string): string {
+  check(GATEWAY_RE.test(profile), 'sofia profile');
+  check(GATEWAY_RE.test(gateway), 'gateway');
+  return `sofia profile ${profile} ${action} ${gateway}`;
+}
+
 export interface SwitchCommands {
   /** Places a leg; resolves once the switch accepted the job. Progress arrives as events. */
   originate(p: OriginateParams): Promise<{ uuid: string; jobUuid: string }>;
@@ -206,6 +224,15 @@ export interface SwitchCommands {
    * EslCommandError: FreeSWITCH answers an unknown profile without `-ERR`.
    */
   flushRegistration(extension: string, domain?: string): Promise<void>;
+  /** Whether the switch has the gateway now (buildGatewayStatus). */
+  gatewayKnown(gateway: string): Promise<boolean>;
+  /**
+   * Asks the switch to load the gateway from its configuration binding (startgw). FreeSWITCH answers
+   * `+OK` whether or not the binding served it: gatewayKnown tells.
+   */
+  startGateway(gateway: string): Promise<void>;
+  /** Removes the gateway from the switch (killgw); one the switch does not have is not an error. */
+  killGateway(gateway: string): Promise<void>;
   /**
    * Simulator only: a softphone REGISTERs the extension with a credential the switch's directory
    * serves (digest-checked); agent legs to it then answer (real FreeSWITCH answers -ERR).
@@ -404,6 +431,18 @@ export function createSwitchCommands(esl: EslManager, defaults: SwitchCommandsOp
       const command = buildFlushRegistration(defaults.sipProfile ?? 'internal', extension, domain);
       const reply = await esl.api(command);
       if (!reply.startsWith('+OK')) throw new EslCommandError(command, reply.startsWith('-ERR') ? reply : `-ERR ${reply}`);
+    },
+    async gatewayKnown(gateway) {
+      const reply = await esl.api(buildGatewayStatus(gateway));
+      return !reply.trim().startsWith('Invalid Gateway');
+    },
+    async startGateway(gateway) {
+      await run(buildGatewayCommand(defaults.gatewayProfile ?? 'external', 'startgw', gateway));
+    },
+    async killGateway(gateway) {
+      await run(buildGatewayCommand(defaults.gatewayProfile ?? 'external', 'killgw', gateway)).catch((err: unknown) => {
+        if (!(err instanceof EslCommandError && /no such gateway/i.test(err.reply))) throw err;
+      });
     },
     async registerExtension(p) {
       check(/^[A-Za-z0-9._-]{1,128}$/.test(p.username), 'SIP username');

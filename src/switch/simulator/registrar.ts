@@ -85,6 +85,11 @@ export class Registrar {
     this.directory = directory;
   }
 
+  /** The mod_xml_curl binding the switch fetches its XML from (the gateway table uses it too). */
+  binding(): DirectoryClient | null {
+    return this.directory;
+  }
+
   /** `<extension>@<domain>` of every registration, sorted. */
   list(): string[] {
     return [...this.table.keys()].sort();

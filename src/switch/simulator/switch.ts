@@ -5,6 +5,7 @@ import type { Clock, ClockTimer } from './clock';
 import { parseDialString, parseOriginate, splitArgs, type DialString, type OriginateRequest } from './dialstring';
 import { HANGUP_CAUSES, outcomeFor, type AmdVerdict, type Outcome } from './plan';
 import type { SwitchEvent } from './protocol';
+import { GATEWAY_PROFILE, GatewayTable } from './gateways';
 import { Registrar } from './registrar';
 import { wavBuffer } from './wav';
 
@@ -187,6 +188,8 @@ export class SwitchCore {
   private readonly spokenLog = new Map<string, SpokenText[]>();
   /** Registrations, made only through the product's directory (registrar.ts). */
   readonly registrar: Registrar;
+  /** Gateways of the external profile: the static default, and those fetched by startgw (gateways.ts). */
+  readonly gateways: GatewayTable;
   /** Per-extension ring time of agent legs (a softphone slow to pick up); none: answered at once. */
   private readonly answerDelays = new Map<string, number>();
   private seq = 0;
@@ -202,6 +205,7 @@ export class SwitchCore {
       profile: SOFIA_PROFILE,
       fire: (subclass, headers) => this.opts.emit({ name: 'CUSTOM', subclass, headers: [...this.base('CUSTOM', subclass), ...headers] }),
     });
+    this.gateways = new GatewayTable(opts.hostname);
   }
 
   // ---------------------------------------------------------------- commands
@@ -219,6 +223,14 @@ export class SwitchCore {
         return;
       case 'sim_register':
         this.cmdRegister(argv, done);
+        return;
+      case 'sofia':
+        // startgw fetches the gateway through the configuration binding; every other sofia command answers at once.
+        if (argv[0] === 'profile' && argv[1] === GATEWAY_PROFILE && argv[2] === 'startgw' && argv[3]) {
+          void this.gateways.start(argv[3], this.registrar.binding()).then(done);
+          return;
+        }
+        done(this.cmdSofia(argv));
         return;
       case '':
         done('-ERR no api command\n');
@@ -286,8 +298,6 @@ export class SwitchCore {
         return randomUUID();
       case 'echo':
         return rest;
-      case 'sofia':
-        return this.cmdSofia(argv);
       case 'module_exists':
         return MODULES.has(argv[0] ?? '') ? 'true' : 'false';
       case 'sim_unregister':
@@ -514,6 +524,8 @@ export class SwitchCore {
     const ep = req.endpoint;
     if (ep.kind === 'error') return this.causeOr(ep.cause, 'NORMAL_CLEARING');
     if (ep.kind === 'unsupported') return 'CHAN_NOT_IMPLEMENTED';
+    // sofia's outgoing channel looks the gateway up before anything else: an unknown one creates no channel.
+    if (ep.kind === 'pstn' && ep.gateway !== undefined && !this.gateways.has(ep.gateway)) return 'INVALID_GATEWAY';
     const uuid = vars.get('origination_uuid') || randomUUID();
     if (this.channels.has(uuid)) return 'NORMAL_TEMPORARY_FAILURE';
     let outcome: Outcome | undefined;
@@ -1315,8 +1327,10 @@ export class SwitchCore {
    */
   private cmdSofia(argv: string[]): string {
     const [word, profile, action, target] = argv;
+    if (word === 'status' && profile === 'gateway' && action) return this.gateways.status(action);
+    if (word === 'profile' && profile === GATEWAY_PROFILE && action === 'killgw') return target ? this.gateways.kill(target) : '-ERR missing gw name\n';
     if (word !== 'profile' || !profile || action !== 'flush_inbound_reg') {
-      return '-ERR the simulator implements only: sofia profile <profile> flush_inbound_reg [<user>[@<host>]] [reboot]\n';
+      return '-ERR the simulator implements only: sofia profile <profile> flush_inbound_reg [<user>[@<host>]] [reboot], sofia profile external startgw|killgw <gateway>, sofia status gateway <gateway>\n';
     }
     if (profile !== SOFIA_PROFILE) return `Invalid Profile [${profile}]`;
     const [user, host] = target === undefined || target === 'reboot' ? [undefined, undefined] : target.split('@');
