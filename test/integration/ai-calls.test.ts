@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { withTenantSql } from '../../src/lib/tenancy';
-import { createSwitchCommands } from '../../src/switch/esl';
+import { createSwitchCommands, speakableText } from '../../src/switch/esl';
 import type { SwitchEvent } from '../../src/switch/simulator';
 import { aiCallWorkflowId, callSessionWorkflowId, campaignRunWorkflowId } from '../../workflows/ids';
 import { daytimePrefix, numberEnding, runWorker, seatAgents, seedLeads, standbySeat, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
@@ -198,10 +198,15 @@ describe('ai_voice campaign calls', () => {
     expect(conv).toMatchObject({ kind: 'call', status: 'active', policy_version: 1 });
     expect(conv.transcript[0]).toMatchObject({ speaker: 'agent', text: DISCLOSURE });
     expect(conv.events[0]).toEqual({ type: 'disclosure_given' });
-    // The greeting is played from its rendered turn.
+    // The switch speaks the greeting's stored sentences as one utterance, the disclosure first.
+    const greeting = conv.transcript.filter((l) => l.speaker === 'agent').map((l) => l.text);
     await watch.wait(
-      (ev) => ev.name === 'CHANNEL_EXECUTE' && header(ev, 'Unique-ID') === original.call_uuid && header(ev, 'Application-Data') === `dialer-ai/${conv.id}/turn-0.wav`,
-      'the greeting playback',
+      (ev) =>
+        ev.name === 'CHANNEL_EXECUTE' &&
+        header(ev, 'Unique-ID') === original.call_uuid &&
+        header(ev, 'Application') === 'speak' &&
+        header(ev, 'Application-Data') === `flite|kal|${speakableText(greeting.join(' '))}`,
+      'the greeting spoken',
     );
 
     await say(original.call_uuid, 'yes speaking');
@@ -217,6 +222,18 @@ describe('ai_voice campaign calls', () => {
     // After its closing words the AI hangs up: the final row says AI was used, the call is metered once.
     const final = await finalRow(t, campaignId, original.id);
     expect(final).toMatchObject({ disposition: 'answered_human', ai_used: true });
+    // What the consumer heard, on the call's timeline: the disclosure, then every AI sentence as it was said.
+    const timeline = await waitFor(async () => {
+      const res = await app.request('GET', `/v1/calls/${original.call_uuid}`, { token: t.tenant.apiKey });
+      const entries = res.body.timeline as Array<Record<string, unknown>>;
+      return entries.some((e) => e.event === 'hangup') ? entries : undefined;
+    }, 20_000, 'the timeline');
+    const spoken = timeline.filter((e) => e.event === 'spoken');
+    expect(spoken[0]).toMatchObject({ purpose: 'disclosure', text: speakableText(DISCLOSURE), turn: 0, ai_conversation_id: conv.id });
+    expect(spoken.slice(1).every((e) => e.purpose === 'ai_turn')).toBe(true);
+    const said = ended.transcript.filter((l) => l.speaker === 'agent').map((l) => speakableText(l.text));
+    expect(spoken.map((e) => e.text)).toEqual(said);
+    expect(rig.sim.spoken(original.call_uuid).map((x) => x.text).join(' ')).toBe(said.join(' '));
     const usage = await waitFor(async () => ((await usageRows(t)).length ? await usageRows(t) : undefined), 20_000, 'the usage row');
     expect(usage).toHaveLength(1);
     expect(usage[0]).toMatchObject({ call_uuid: original.call_uuid, minute_rate_usd: '0.1200', cost_usd: '0.1200' });

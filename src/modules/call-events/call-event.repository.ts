@@ -54,7 +54,7 @@ export async function selectCallEvents(sql: SqlTx, callAttemptIds: string[]): Pr
   return sql.query<CallEventRow>(
     `SELECT id::text AS id, call_attempt_id, at, event, data FROM call_events
       WHERE call_attempt_id = ANY ($1::uuid[])
-      ORDER BY call_attempt_id, at, id`,
+      ORDER BY call_events.call_attempt_id, call_events.at, call_events.id`,
     [callAttemptIds],
   );
 }
