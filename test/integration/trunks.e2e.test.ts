@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { withTenant } from '../../src/lib/tenancy';
 import type { SwitchEvent } from '../../src/switch/simulator';
 import {
   checkInSeat,
@@ -108,6 +109,17 @@ describe('trunks: calls go out through the campaign carrier, the run option or t
     await stop(t, c.id);
   });
 
+  it('the switch refuses an originate through a gateway it does not have (INVALID_GATEWAY, no channel) and learns none without the binding', async () => {
+    const unknown = `carrier-${randomUUID()}`;
+    const uuid = randomUUID();
+    expect(await rig.sim.api(`originate {origination_uuid=${uuid}}sofia/gateway/${unknown}/+15551230042 &park()`)).toBe('-ERR INVALID_GATEWAY\n');
+    expect(rig.sim.channel(uuid)).toBeUndefined();
+    // startgw answers +OK as FreeSWITCH does, but the product serves no carrier with that id.
+    expect(await rig.sim.api(`sofia profile external startgw ${unknown}`)).toBe(`+OK start gateway ${unknown} complete\n`);
+    expect(await gatewayStatus(unknown)).toBe('Invalid Gateway!\n');
+    expect(await rig.sim.api(`sofia profile external killgw ${unknown}`)).toBe('-ERR no such gateway.\n');
+  });
+
   it("the run's gateway option overrides the campaign carrier; without either the deployment default gateway carries the call", async () => {
     const t = await provisionTenant(app);
     const [onCampaign, onRun] = [await carrier(t), await carrier(t)];
@@ -168,6 +180,27 @@ describe('trunks: calls go out through the campaign carrier, the run option or t
     expect(legs.filter((l) => l.attemptId === original.id)).toEqual([]);
     expect(rig.sim.channels().filter((ch) => ch.variables.dd_call_attempt_id === original.id)).toEqual([]);
     expect(await gatewayStatus(`carrier-${trunk}`)).toBe('Invalid Gateway!\n');
+  });
+});
+
+describe('PATCH /v1/carriers/{id}', () => {
+  it('renames and changes status (audited); retired is final (409); other keys are 400; another tenant sees 404', async () => {
+    const t = await provisionTenant(app);
+    const other = await provisionTenant(app);
+    const id = await carrier(t);
+    const renamed = await app.request('PATCH', `/v1/carriers/${id}`, { token: t.apiKey, body: { name: '  East trunk ', status: 'disabled' } });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.carrier).toMatchObject({ id, name: 'East trunk', status: 'disabled' });
+    expect((await app.request('PATCH', `/v1/carriers/${id}`, { token: t.apiKey, body: { sip_proxy: '8.8.8.8' } })).status).toBe(400);
+    expect((await app.request('PATCH', `/v1/carriers/${id}`, { token: other.apiKey, body: { status: 'retired' } })).status).toBe(404);
+    await setStatus(t, id, 'active');
+    await setStatus(t, id, 'retired');
+    const again = await app.request('PATCH', `/v1/carriers/${id}`, { token: t.apiKey, body: { status: 'active' } });
+    expect({ status: again.status, code: again.body.error?.code }).toEqual({ status: 409, code: 'conflict' });
+    const audits = await withTenant(app.deps.db, t.tenantId, (tx) =>
+      tx.auditLog.findMany({ where: { subjectType: 'carrier', subjectId: id, action: 'carrier.updated' }, orderBy: [{ occurredAt: 'asc' }, { seq: 'asc' }] }),
+    );
+    expect(audits.map((a) => (a.payload as { to: { status: string } }).to.status)).toEqual(['disabled', 'active', 'retired']);
   });
 });
 
