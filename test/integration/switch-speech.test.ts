@@ -25,7 +25,7 @@ afterAll(async () => {
 async function answeredConsumer(): Promise<string> {
   const commands = createSwitchCommands(rig.esl);
   const { uuid } = await commands.originate({ to: { type: 'pstn', number: `+1303555${String(Math.floor(Math.random() * 60)).padStart(4, '0')}` } });
-  await waitFor(async () => (rig.sim.channel(uuid)?.state === 'answered' ? true : undefined), 5_000, 'the answer');
+  await waitFor(() => Promise.resolve(rig.sim.channel(uuid)?.state === 'answered' ? true : undefined), 5_000, 'the answer');
   return uuid;
 }
 
@@ -69,7 +69,7 @@ describe('speech on the switch', () => {
     const commands = createSwitchCommands(rig.esl);
     await commands.playback(uuid, `dialer-prompts/${randomUUID()}/message.wav`);
     const done = await waitFor(
-      async () => events.find((e) => e.uuid === uuid && e.name === 'CHANNEL_EXECUTE_COMPLETE' && e.headers.Application === 'playback'),
+      () => Promise.resolve(events.find((e) => e.uuid === uuid && e.name === 'CHANNEL_EXECUTE_COMPLETE' && e.headers.Application === 'playback')),
       5_000,
       'the playback to end',
     );

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { AppDeps } from '../../deps';
 import { withTenantSql, type SqlTx } from '../../lib/tenancy';
-import { createSwitchCommands, EslCommandError, EslTimeoutError, EslUnavailableError, type SwitchCommands } from '../../switch/esl';
+import { createSwitchCommands, EslTimeoutError, EslUnavailableError, type SwitchCommands } from '../../switch/esl';
 import { amdEffective, dispositionOf, promptAt, treatmentOf, type CallTreatment, type HangupFacts } from '../../../workflows/call-flow';
 import { speakToCall, type SpeechPart } from '../call-events/call-speech.service';
 import { selectArtificialVoiceDisclosure, selectSellerIdentity } from '../call-events/call-speech.repository';
@@ -17,11 +17,11 @@ import { recordCallConversation } from '../compliance/conversation.repository';
 import { bridgedAgentLeg } from '../call-control/call-control.switch';
 import { endCallsOfAgents, type WrapUp } from '../agent-wrap-up/wrap-up.repository';
 import { startWrapUpTimers } from '../agent-wrap-up/wrap-up.service';
+import { dialableSeatSql, releaseSeatsOfEndedCalls } from '../agents/agent.repository';
 
 /** An answered consumer with no agent on the line after this long is abandoned (47 CFR 64.1200(a)(7): two seconds). */
 export const ABANDON_AFTER_MS = 2000;
 const AGENT_CLAIM_POLL_MS = 200;
-import { dialableSeatSql, releaseSeatsOfEndedCalls } from '../agents/agent.repository';
 
 /** The agent's leg answered after the abandonment window closed. */
 class AgentTooLate extends Error {}
@@ -103,7 +103,6 @@ export async function markAnswered(deps: AppDeps, ref: CallRef, answeredAt: stri
  * from the claim on (not only once bridged), so whatever releases it later (the session's end, the
  * reaper) can tell whether it still holds this call or has since taken another. `presence` is
  * `ringing` while its leg is being rung (connectAgent), `on_call` for a leg bridged at once.
-  presence: 'on_call' | 'ringing' = 'on_call',
  */
 export async function claimAgent(
   deps: AppDeps,
@@ -111,6 +110,7 @@ export async function claimAgent(
   callAttemptId: string,
   only: string | null,
   skip: string[],
+  presence: 'on_call' | 'ringing' = 'on_call',
 ): Promise<{ id: string; sip_extension: string } | null> {
   const [row] = await withTenantSql(deps.db, tenantId, (sql) =>
     sql.query<{ id: string; sip_extension: string }>(
@@ -237,25 +237,25 @@ export async function connectAgent(
   }
   const deadline = ref.windowStartMs + ABANDON_AFTER_MS;
   const unreachable: string[] = [];
-      let late = false;
   for (;;) {
     const agent = Date.now() < deadline ? await claimAgent(deps, ref.tenantId, ref.callAttemptId, ref.agentId, unreachable, 'ringing') : null;
     if (agent) {
       const legUuid = randomUUID();
       let bridged: { agentId: string; agentLegUuid: string; at: Date } | null = null;
+      let late = false;
       try {
         // The job is bounded by what is left of the window: a leg still ringing then is too late.
         await commands.originateAndWait(
           { to: { type: 'agent', extension: agent.sip_extension }, uuid: legUuid, variables: { dd_agent_id: agent.id } },
-        await withTenantSql(deps.db, ref.tenantId, (sql) => agentBridged(sql, agent.id, ref.callAttemptId));
           Math.max(1, deadline - Date.now()),
-        if (bridged) throw err;
-        late = err instanceof AgentTooLate || err instanceof EslTimeoutError;
         );
         if (Date.now() > deadline) throw new AgentTooLate();
         await commands.bridge(ref.callUuid, legUuid);
         bridged = { agentId: agent.id, agentLegUuid: legUuid, at: new Date() };
+        await withTenantSql(deps.db, ref.tenantId, (sql) => agentBridged(sql, agent.id, ref.callAttemptId));
       } catch (err) {
+        if (bridged) throw err;
+        late = err instanceof AgentTooLate || err instanceof EslTimeoutError;
         await withTenantSql(deps.db, ref.tenantId, (sql) => releaseAgent(sql, agent.id, ref.callAttemptId));
         // Still ringing, or answered too late or for a consumer who is gone: the agent's leg ends.
         await commands.hangup(legUuid).catch(() => undefined);
@@ -263,12 +263,12 @@ export async function connectAgent(
         if (err instanceof EslUnavailableError && !late) throw err;
         unreachable.push(agent.id);
       }
-      if (late) break;
       // Outside the try: the consumer and the agent are talking, whatever the write does.
       if (bridged) {
         await recordBridgeConversation(deps, commands, call, bridged.agentId, bridged.at, false);
         return { status: 'connected', agentId: bridged.agentId, agentLegUuid: bridged.agentLegUuid };
       }
+      if (late) break;
     }
     if (Date.now() >= deadline) break;
     await delay(Math.min(AGENT_CLAIM_POLL_MS, Math.max(1, deadline - Date.now())));

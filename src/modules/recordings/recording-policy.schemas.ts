@@ -19,14 +19,14 @@ export const DEFAULT_RECORDING_POLICY = {
 const fields = {
   all_party_mode: z.enum(ALL_PARTY_MODES).openapi({
     description: `What a recorded campaign's call does when all-party consent applies (either party may be in a state whose law
-requires every party's consent, REGULATIONS.md §3): \`notice\` records and plays the spoken notice to the consumer at the start
-of the recording (the recording's consent_notice_played is true); \`skip\` does not record the call (audited as
+requires every party's consent, REGULATIONS.md §3): \`notice\` has the switch say notice_text to the consumer, then records
+(where the rule also wants the announcement on the recording, Washington, it is said once more as the recording runs; the
+recording's consent_notice_played is true; both are on the call's timeline); \`skip\` does not record the call (audited as
 recording.skipped with the state). Calls where no all-party rule applies are recorded without a notice either way. Default
 notice; another value is 400 bad_request.`,
   }),
   notice_text: z.string().openapi({
-    description: `The spoken notice, rendered by the switch's TTS provisioning to the tenant's notice prompt
-(\`dialer-prompts/tenant-<tenant id>/recording-notice.wav\`). ${POLICY_LIMITS.noticeText.min} to ${POLICY_LIMITS.noticeText.max}
+    description: `The notice the switch speaks (TTS_ENGINE, TTS_VOICE) before a call is recorded where all-party consent applies. ${POLICY_LIMITS.noticeText.min} to ${POLICY_LIMITS.noticeText.max}
 characters after trimming, else 422 unprocessable.`,
     example: DEFAULT_RECORDING_POLICY.notice_text,
   }),

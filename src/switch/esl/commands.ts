@@ -190,6 +190,8 @@ export interface SwitchCommands {
   /** Places a leg and waits for its answer; a failure rejects EslCommandError (switchCause = hangup cause). */
   originateAndWait(p: OriginateParams, timeoutMs?: number): Promise<{ uuid: string }>;
   hangup(uuid: string, cause?: string): Promise<void>;
+  /** Answers a call the switch parked unanswered (an inbound call: uuid_answer). */
+  answer(uuid: string): Promise<void>;
   hold(uuid: string): Promise<void>;
   unhold(uuid: string): Promise<void>;
   /** Mutes what the leg says (uuid_audio start read mute). */
@@ -259,7 +261,7 @@ const TTS_NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
  * for `${...}` variables: no control character (a newline would end the command), no quote or
  * backslash (FreeSWITCH's argument quoting), no `|` and no `$`.
  */
-const SPEECH_TEXT_RE = /^[^\x00-\x1f\x7f'"\\|$]{1,2000}$/u;
+const SPEECH_TEXT_RE = /^[^\p{Cc}'"\\|$]{1,2000}$/u;
 export const MAX_SPEECH_TEXT = 2000;
 
 /**
@@ -273,7 +275,7 @@ export function speakableText(text: string): string {
     .replace(/'/g, '\u2019')
     .replace(/"/g, '\u201d')
     .replace(/[\\|$]/g, ' ')
-    .replace(/[\x00-\x1f\x7f\s]+/gu, ' ')
+    .replace(/[\p{Cc}\s]+/gu, ' ')
     .trim()
     .slice(0, MAX_SPEECH_TEXT)
     .trim();
@@ -319,6 +321,10 @@ export function createSwitchCommands(esl: EslManager, defaults: SwitchCommandsOp
     async hangup(uuid, c = 'NORMAL_CLEARING') {
       assertUuid(uuid);
       await run(`uuid_kill ${uuid} ${cause(c)}`);
+    },
+    async answer(uuid) {
+      assertUuid(uuid);
+      await run(`uuid_answer ${uuid}`);
     },
     async hold(uuid) {
       assertUuid(uuid);
