@@ -115,7 +115,7 @@ export async function insertCorrection(
   const rows = await sql.query<CallAttempt>(
     `INSERT INTO call_attempts AS a (tenant_id, debt_id, campaign_id, agent_id, consumer_ref, debt_key, call_uuid, from_number,
        to_number, started_at, answered_at, ended_at, disposition, hangup_cause, sip_response_code, compliance_snapshot,
-       amd_verdict, recording_uri, ai_used, note_ciphertext, corrects_id, inserted_at)
+       amd_verdict, recording_uri, ai_used, note_ciphertext, corrects_id, inserted_at, direction)
      SELECT o.tenant_id, o.debt_id, o.campaign_id,
             coalesce($3::uuid, o.agent_id,
                      (SELECT f.agent_id FROM call_attempts f WHERE f.corrects_id = o.id AND f.ended_at IS NOT NULL
@@ -124,7 +124,8 @@ export async function insertCorrection(
             b.sip_response_code, o.compliance_snapshot, b.amd_verdict, b.recording_uri, b.ai_used, $5, o.id,
             greatest(clock_timestamp(),
                      (SELECT max(c.inserted_at) + interval '1 millisecond' FROM call_attempts c
-                       WHERE c.tenant_id = o.tenant_id AND c.corrects_id = o.id))
+                       WHERE c.tenant_id = o.tenant_id AND c.corrects_id = o.id)),
+            o.direction
        FROM call_attempts o
        CROSS JOIN LATERAL (SELECT x.* FROM call_attempts x WHERE x.id = o.id OR x.corrects_id = o.id
                             ORDER BY x.corrects_id IS NULL, x.inserted_at DESC LIMIT 1) b
@@ -158,13 +159,14 @@ export async function insertOutcome(sql: SqlTx, box: CryptoBox, tenantId: string
   const rows = await sql.query<CallAttempt>(
     `INSERT INTO call_attempts (tenant_id, debt_id, campaign_id, agent_id, consumer_ref, debt_key, call_uuid, from_number,
        to_number, started_at, answered_at, ended_at, disposition, hangup_cause, sip_response_code, compliance_snapshot,
-       amd_verdict, recording_uri, ai_used, corrects_id, inserted_at)
+       amd_verdict, recording_uri, ai_used, corrects_id, inserted_at, direction)
      SELECT o.tenant_id, o.debt_id, o.campaign_id, coalesce($9::uuid, o.agent_id), o.consumer_ref, o.debt_key, o.call_uuid,
             o.from_number, o.to_number, o.started_at, coalesce(o.answered_at, $4::timestamptz), $3::timestamptz, $5::text, $6::text,
             $7::int, o.compliance_snapshot, $8::text, o.recording_uri, o.ai_used, o.id,
             greatest(clock_timestamp(),
                      (SELECT max(c.inserted_at) + interval '1 millisecond' FROM call_attempts c
-                       WHERE c.tenant_id = o.tenant_id AND c.corrects_id = o.id))
+                       WHERE c.tenant_id = o.tenant_id AND c.corrects_id = o.id)),
+            o.direction
        FROM call_attempts o
       WHERE o.tenant_id = $1::uuid AND o.id = $2::uuid AND o.corrects_id IS NULL
         AND NOT EXISTS (SELECT 1 FROM call_attempts f WHERE f.corrects_id = o.id AND f.ended_at IS NOT NULL

@@ -89,6 +89,9 @@ export async function recordDisposition(
   const result = await withTenantSql(deps.db, tenantId, async (sql) => {
     const original = await lockOriginal(sql, tenantId, originalId);
     if (!original) throw notFound();
+    // An inbound call whose caller matched no debt has nothing to promise, list or converse about.
+    const debtId = original.debtId;
+    if (debtId === null) throw unprocessable('this inbound call matched no debt; a disposition needs the call of a debt');
     const agentId = input.agent_id ?? null;
     if (agentId !== null && !(await agentExists(sql, tenantId, agentId))) throw invalid('agent_id is not an agent of this tenant');
     const ruleError = dispositionRuleError(input.disposition, input.promise, now);
@@ -98,7 +101,7 @@ export async function recordDisposition(
     let debtState: { from: string; to: string } | null = null;
     let debtStateBefore: string | null = null;
     if (promiseInput) {
-      debtStateBefore = await lockDebtState(sql, tenantId, original.debtId);
+      debtStateBefore = await lockDebtState(sql, tenantId, debtId);
       if (debtStateBefore === null) throw notFound();
       if (!isPromisableDebtState(debtStateBefore)) {
         throw unprocessable(`the debt is ${debtStateBefore}; a promise to pay can be recorded only for an open, in_collection or promise_to_pay debt`);
@@ -113,7 +116,7 @@ export async function recordDisposition(
         sql,
         tenantId,
         {
-          debtId: original.debtId,
+          debtId,
           callAttemptId: correction.id,
           amountCents: promiseInput.amount_cents,
           currency: promiseInput.currency,
@@ -138,7 +141,7 @@ export async function recordDisposition(
         : false;
 
     const listing = await listNumberOf(sql, tenantId, actor, input.disposition, now, {
-      debtId: original.debtId,
+      debtId,
       phoneE164: original.toNumber,
       callAttemptId: original.id,
       correctionId: correction.id,

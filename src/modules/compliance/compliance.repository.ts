@@ -137,7 +137,7 @@ SELECT r.i,
       CROSS JOIN LATERAL (
         SELECT ca.debt_id, coalesce(ca.started_at, ca.inserted_at) AS at, true AS is_call
           FROM call_attempts ca
-         WHERE ca.debt_id = x.id AND ca.corrects_id IS NULL
+         WHERE ca.debt_id = x.id AND ca.corrects_id IS NULL AND ca.direction = 'outbound'
            AND coalesce(ca.started_at, ca.inserted_at) > $2::timestamptz - interval '30 days'
            AND coalesce(ca.disposition, '') NOT IN ('not_placed', 'failed')
            AND ca.id IS DISTINCT FROM r.ongoing

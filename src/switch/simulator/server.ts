@@ -90,6 +90,11 @@ export interface SwitchSimulator {
   dtmf(uuid: string, digits: string): void;
   /** The far end hangs up (recv_bye). */
   remoteHangup(uuid: string, cause?: string): void;
+  /**
+   * A caller (`from`) dials a DID (`to`): the channel arrives parked and unanswered as the inbound
+   * dialplan leaves it (CHANNEL_CREATE, CHANNEL_PARK, dd_direction=inbound). Answers its uuid.
+   */
+  inboundCall(call: { from: string; to: string; uuid?: string }): string;
   channel(uuid: string): ChannelSnapshot | undefined;
   channels(): ChannelSnapshot[];
   /** Every text `speak` said to a channel (engine, voice, text, when it began), also after its hangup. */
@@ -443,6 +448,11 @@ export async function startSwitchSimulator(options: SwitchSimulatorOptions = {})
     registrations: () => sim.core.registrar.list(),
     dtmf: (uuid, digits) => apiOrThrow(`sim_dtmf ${uuid} ${digits}`),
     remoteHangup: (uuid, cause) => apiOrThrow(`sim_hangup ${uuid}${cause ? ` ${cause}` : ''}`),
+    inboundCall({ from, to, uuid }) {
+      const id = uuid ?? randomUUID();
+      apiOrThrow(`sim_inbound ${from} ${to} ${id}`);
+      return id;
+    },
     channel: (uuid) => sim.core.snapshot(uuid),
     spoken: (uuid) => sim.core.spokenTo(uuid),
     channels: () => sim.core.snapshots(),

@@ -41,6 +41,8 @@ export interface SwitchCoreOptions {
 interface Channel {
   uuid: string;
   kind: LegKind;
+  /** A call the PSTN placed to a DID (inboundCall); every other leg the switch originated. */
+  direction?: 'inbound';
   name: string;
   destination: string;
   cidName: string;
@@ -175,6 +177,8 @@ const USAGE = {
   speech: '-USAGE: <uuid> <text>\n',
   hangup: '-USAGE: <uuid> [cause]\n',
   amd: '-USAGE: <uuid> [params]\n',
+  inbound: '-USAGE: <from> <to> [<uuid>]\n',
+  answer: '-USAGE: <uuid>\n',
 };
 const NO_SUCH_CHANNEL = '-ERR No such channel!\n';
 /** The one sofia profile agents register on (FreeSWITCH's stock `internal`). */
@@ -312,6 +316,10 @@ export class SwitchCore {
         return this.cmdSpeech(argv);
       case 'sim_hangup':
         return this.cmdRemoteHangup(argv);
+      case 'sim_inbound':
+        return this.cmdInbound(argv);
+      case 'uuid_answer':
+        return this.cmdAnswer(argv);
       default:
         return `-ERR ${name} Command not found!\n`;
     }
@@ -411,14 +419,15 @@ export class SwitchCore {
   private channelData(ch: Channel, other?: Channel): Array<[string, string]> {
     const us = (t?: number) => (t === undefined ? '0' : String(t * 1000));
     const answerState = ch.phase === 'hangup' ? 'hangup' : ch.phase === 'answered' ? 'answered' : 'ringing';
+    const direction = ch.direction ?? 'outbound';
     const h: Array<[string, string]> = [
       ['Channel-State', ch.fsState],
       ['Channel-Call-State', ch.callState],
       ['Channel-State-Number', String(STATE_NUMBERS[ch.fsState] ?? 0)],
       ['Channel-Name', ch.name],
       ['Unique-ID', ch.uuid],
-      ['Call-Direction', 'outbound'],
-      ['Presence-Call-Direction', 'outbound'],
+      ['Call-Direction', direction],
+      ['Presence-Call-Direction', direction],
       ['Channel-HIT-Dialplan', 'false'],
       ['Channel-Call-UUID', ch.uuid],
       ['Answer-State', answerState],
@@ -426,8 +435,8 @@ export class SwitchCore {
       ['Channel-Read-Codec-Rate', '8000'],
       ['Channel-Write-Codec-Name', 'PCMU'],
       ['Channel-Write-Codec-Rate', '8000'],
-      ['Caller-Direction', 'outbound'],
-      ['Caller-Logical-Direction', 'outbound'],
+      ['Caller-Direction', direction],
+      ['Caller-Logical-Direction', direction],
       ['Caller-Dialplan', 'XML'],
       ['Caller-Caller-ID-Name', ch.cidName],
       ['Caller-Caller-ID-Number', ch.cidNumber],
@@ -439,7 +448,7 @@ export class SwitchCore {
       ['Caller-Destination-Number', ch.destination],
       ['Caller-Unique-ID', ch.uuid],
       ['Caller-Source', 'src/switch_ivr_originate.c'],
-      ['Caller-Context', 'default'],
+      ['Caller-Context', ch.direction === 'inbound' ? 'public' : 'default'],
       ['Caller-Channel-Name', ch.name],
       ['Caller-Profile-Index', '1'],
       ['Caller-Profile-Created-Time', us(ch.createdAt)],
@@ -820,6 +829,7 @@ export class SwitchCore {
       }
       case 'answer':
         this.execEvent('CHANNEL_EXECUTE', ch, app, arg, appUuid);
+        if (ch.phase === 'ringing' && ch.direction === 'inbound') this.answer(ch);
         finish('_none_');
         return;
       case 'amd':
@@ -1370,6 +1380,61 @@ export class SwitchCore {
     if (!ch) return NO_SUCH_CHANNEL;
     if (ch.phase !== 'answered') return '-ERR Channel not answered\n';
     this.emitChannel('CUSTOM', ch, [['Speech-Text', words.join(' ')]], { subclass: 'dd::speech' });
+    return '+OK\n';
+  }
+
+  /**
+   * A call from the PSTN (`from`) to a DID (`to`), left as the inbound dialplan leaves it
+   * (docs/freeswitch/dialplan/public.xml): marked dd_direction=inbound with dd_did, parked and not
+   * answered (CHANNEL_CREATE, then CHANNEL_PARK). The caller hangs up talkMs after an answer.
+   */
+  private cmdInbound(argv: string[]): string {
+    const [from, to, wanted] = argv;
+    if (!from || !to || !/^\+?\d{8,15}$/.test(to) || !/^\+?\d{3,15}$/.test(from)) return USAGE.inbound;
+    const uuid = wanted || randomUUID();
+    if (this.channels.has(uuid)) return '-ERR uuid in use\n';
+    const did = `+${to.replace(/^\+/, '')}`;
+    const now = this.opts.clock.now();
+    const ch: Channel = {
+      uuid,
+      kind: 'pstn',
+      direction: 'inbound',
+      name: `sofia/external/${from}@pstn`,
+      destination: to,
+      cidName: from,
+      cidNumber: from,
+      vars: new Map([
+        ['direction', 'inbound'],
+        ['uuid', uuid],
+        ['session_id', String(++this.sessionCounter)],
+        ['dd_direction', 'inbound'],
+        ['dd_did', did],
+        ['hangup_after_bridge', 'true'],
+      ]),
+      phase: 'ringing',
+      fsState: 'CS_INIT',
+      callState: 'RINGING',
+      createdAt: now,
+      progressAt: now,
+      held: false,
+      muted: { read: false, write: false },
+      timers: new Set(),
+      recordings: new Map(),
+      spoken: [],
+    };
+    this.channels.set(uuid, ch);
+    this.peak = Math.max(this.peak, this.channels.size);
+    this.emitChannel('CHANNEL_CREATE', ch);
+    this.park(ch);
+    return `+OK ${uuid}\n`;
+  }
+
+  /** uuid_answer: answers a ringing inbound call (an originated leg is answered by its far end). */
+  private cmdAnswer(argv: string[]): string {
+    const ch = this.live(argv[0]);
+    if (!argv[0]) return USAGE.answer;
+    if (!ch) return NO_SUCH_CHANNEL;
+    if (ch.phase === 'ringing' && ch.direction === 'inbound') this.answer(ch);
     return '+OK\n';
   }
 
