@@ -3,7 +3,7 @@
  * status P = primary text read, S = secondary source). Where rules overlap the strictest applies.
  * Changing anything here changes RULES_VERSION, which every decision records.
  */
-export const RULES_VERSION = '2026-11-22.1';
+export const RULES_VERSION = '2026-11-27.1';
 
 export const FEDERAL = {
   callingHours: {
