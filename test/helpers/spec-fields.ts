@@ -3,6 +3,7 @@ export const CALL_ATTEMPT_FIELDS = [
   'id',
   'tenant_id',
   'debt_id',
+  'direction',
   'campaign_id',
   'agent_id',
   'consumer_ref',

@@ -175,6 +175,7 @@ describe('GET /v1/call_attempts', () => {
       id: first.id,
       tenant_id: f.tenant.tenantId,
       debt_id: f.debtA.id,
+      direction: 'outbound',
       campaign_id: f.campaignA,
       agent_id: null,
       consumer_ref: 'cons',
