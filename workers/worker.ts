@@ -13,9 +13,9 @@ import { activityMetricsInterceptor } from '../src/lib/worker-metrics';
 import { recordingRetentionSweepSignal, recordingRetentionWorkflow, recordingRetentionWorkflowId } from '../workflows/recording-retention.workflow';
 import { billingEnforcementPassSignal, billingEnforcementWorkflow, billingEnforcementWorkflowId } from '../workflows/billing-enforcement.workflow';
 import { webhookDispatcherWorkflow, webhookDispatcherWorkflowId, webhookWakeSignal } from '../workflows/webhook-dispatcher.workflow';
-
 import { rateLimitPruneNowSignal, rateLimitPruneWorkflow } from '../workflows/rate-limit-prune.workflow';
 import { rateLimitPruneWorkflowId } from '../src/contracts/rate-limit-prune';
+
 export const WORKFLOWS_PATH = path.resolve(__dirname, '../workflows/index.ts');
 
 export interface WorkerSetup {
@@ -129,8 +129,6 @@ export async function createWorker(deps: AppDeps, setup: WorkerSetup): Promise<W
         args: [{ intervalMs: deps.config.BILLING_ENFORCEMENT_INTERVAL_MS }],
       }),
     );
-  }
-  const stopRelay = deps.esl && deps.temporal ? startSwitchRelays(deps, deps.esl, deps.temporal, setup.taskQueue) : () => Promise.resolve();
     await start('rate-limit prune', 'expired rate_limits windows pile up until a worker starts it', () =>
       client.workflow.signalWithStart(rateLimitPruneWorkflow, {
         workflowId: rateLimitPruneWorkflowId(queue),
@@ -139,6 +137,8 @@ export async function createWorker(deps: AppDeps, setup: WorkerSetup): Promise<W
         args: [{ intervalMs: deps.config.RATE_LIMIT_PRUNE_INTERVAL_MS }],
       }),
     );
+  }
+  const stopRelay = deps.esl && deps.temporal ? startSwitchRelays(deps, deps.esl, deps.temporal, setup.taskQueue) : () => Promise.resolve();
   const shutdown = () => {
     stopping.abort();
     if (worker.getState() === 'RUNNING') worker.shutdown();

@@ -20,9 +20,9 @@ import { smsBlastTick } from './sms-blast.service';
 import { aiVoiceLines } from '../ai-calls/ai-dial.service';
 import type { RunnerOptions } from './runner-options';
 import { billingRefusal } from '../billing/billing.service';
-
 import { dialableSeatSql } from '../agents/agent.repository';
 import { campaignTrunk, ensureGateway, type Trunk } from '../carriers/carrier-gateway';
+
 /** After a placed attempt the debt rests this long before the loop dials it again. */
 export const REDIAL_AFTER_MS = 4 * 3600 * 1000;
 /** Ring time of a consumer leg before the switch gives up (NO_ANSWER). */
@@ -129,8 +129,8 @@ export async function callerIds(sql: SqlTx, campaign: CampaignRow): Promise<stri
   return rows.length ? rows.map((r) => r.e164) : null;
 }
 
-export async function availableAgents(sql: SqlTx): Promise<number> {
 /** Seats the dialer may take now: available and reachable, not reserved by a human-initiated dial (dialableSeatSql). */
+export async function availableAgents(sql: SqlTx): Promise<number> {
   const [row] = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM agents a WHERE ${dialableSeatSql('a')}`);
   return row?.n ?? 0;
 }
