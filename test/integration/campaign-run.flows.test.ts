@@ -6,7 +6,7 @@ import { RunnerOptionsBody } from '../../src/modules/dialer/runner-options';
 import type { SwitchEvent, SwitchSimulator } from '../../src/switch/simulator';
 import { campaignRunWorkflow, runStateQuery, statsQuery, type CampaignRunStats } from '../../workflows/campaign-run.workflow';
 import { campaignRunWorkflowId } from '../../workflows/ids';
-import { daytimePrefix, numberEnding, runWorker, seatAgents, seedLeads, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
+import { checkInSeat, daytimePrefix, numberEnding, registerSeat, runWorker, seatAgents, seedLeads, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
 import { ADMIN_TOKEN, provisionTenant, startTestApp, type ProvisionedTenant, type TestApp } from '../helpers/harness';
 import { recordWorkflowHistories } from '../helpers/workflow-histories';
 
@@ -577,7 +577,11 @@ describe('call flows of a campaign run against the switch simulator', () => {
       // The freed agent takes the next lead.
       const next = await placedCall(env, tenant, campaignId, nextPhone);
       await watch.next((ev) => ev.name === 'CHANNEL_BRIDGE' && header(ev, 'Unique-ID') === next.call_uuid, 'the next call bridged to the agent');
-      const onNext = await withTenant(env.app.deps.db, tenant.tenantId, (tx) => tx.agent.findUniqueOrThrow({ where: { id: agentId! } }));
+      // The seat rings, then is on the call once the bridge is recorded (the switch reports the bridge first).
+      const onNext = await waitFor(async () => {
+        const agent = await withTenant(env.app.deps.db, tenant.tenantId, (tx) => tx.agent.findUniqueOrThrow({ where: { id: agentId! } }));
+        return agent.presence === 'on_call' ? agent : undefined;
+      }, 10_000, 'the agent on the next call');
       expect(onNext).toMatchObject({ presence: 'on_call', activeCallAttemptId: next.id });
       // The first call's hangup report, delivered again (an activity retry whose reply was lost),
       // must leave the agent on the call it took since.
@@ -806,7 +810,11 @@ describe('call flows of a campaign run against the switch simulator', () => {
       if (ev.name === 'CHANNEL_CREATE' && header(ev, 'variable_dd_agent_id')) agentLegs.push(ev);
     });
     try {
-      const [agentId] = await seatAgents(env.app, env.rig, tenant, 1);
+      // The softphone registers in the run's agent domain: FreeSWITCH bridges user/<ext>@<domain> only to a
+      // user registered there.
+      const seat = await checkInSeat(env.app, tenant);
+      await registerSeat(env.app, env.rig, tenant, { ...seat, softphone: { ...seat.softphone, domain: 'pbx.example.com' } });
+      const agentId = seat.agentId;
       const campaignId = await createCampaign(env, tenant, { campaign_type: 'progressive' });
       const phone = numberEnding(prefix, 26, 55);
       await seedLeads(env.app, tenant, campaignId, [phone]);
