@@ -4,7 +4,7 @@ import { requestId } from 'hono/request-id';
 import type { AppDeps } from './deps';
 import { authenticate } from './lib/auth';
 import type { AppEnv } from './lib/context';
-import { bodySizeLimit, errorHandler, notFoundHandler, requestLogging, requireJsonBodies } from './lib/http-middleware';
+import { bodySizeLimit, closeOnUnreadBody, errorHandler, rejectNulInput, requestLogging, requireJsonBodies, routeNotFound } from './lib/http-middleware';
 import type { HttpMetrics } from './lib/metrics';
 import { filesHandler } from './lib/object-store';
 import { createRouter, errorResponses, z } from './lib/openapi';
@@ -89,6 +89,7 @@ export function createApp(deps: AppDeps, httpMetrics: HttpMetrics): OpenAPIHono<
     description: 'Platform operator bearer (deployment setting ADMIN_API_TOKEN); unset means every admin request is 401',
   });
 
+  app.use('*', closeOnUnreadBody());
   app.use('*', requestId({ headerName: 'X-Request-ID', limitLength: 128 }));
   app.use('*', requestLogging(deps.logger, httpMetrics));
   app.use('*', bodySizeLimit());
@@ -101,8 +102,9 @@ export function createApp(deps: AppDeps, httpMetrics: HttpMetrics): OpenAPIHono<
     ]),
   );
   app.use('/v1/*', tenantAuth(deps));
+  app.use('/v1/*', rejectNulInput());
   app.onError(errorHandler());
-  app.notFound(notFoundHandler);
+  app.notFound(routeNotFound(app));
 
   // The local object store's signed downloads (recordings, exports); the signature is the authorization.
   if (deps.fileSigner) {

@@ -9,6 +9,7 @@ export type ErrorCode =
   | 'forbidden'
   | 'role_forbidden'
   | 'not_found'
+  | 'method_not_allowed'
   | 'conflict'
   | 'payload_too_large'
   | 'unsupported_media_type'
@@ -55,6 +56,7 @@ export const unauthorized = (message = 'missing, malformed, unknown or revoked c
   new AppError(401, 'unauthorized', message);
 export const forbidden = (message = 'forbidden') => new AppError(403, 'forbidden', message);
 export const notFound = (message = 'not found') => new AppError(404, 'not_found', message);
+export const methodNotAllowed = (message: string) => new AppError(405, 'method_not_allowed', message);
 export const conflict = (message: string) => new AppError(409, 'conflict', message);
 export const payloadTooLarge = (message = 'request body is too large') =>
   new AppError(413, 'payload_too_large', message);

@@ -1,8 +1,9 @@
-import type { Context, ErrorHandler, MiddlewareHandler, NotFoundHandler } from 'hono';
+import type { HttpBindings } from '@hono/node-server';
+import type { Context, ErrorHandler, Hono, MiddlewareHandler, NotFoundHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { matchedRoutes } from 'hono/route';
 import type { AppEnv } from './context';
-import { AppError, badRequest, internal, notFound, payloadTooLarge, unsupportedMediaType } from './errors';
+import { AppError, badRequest, internal, methodNotAllowed, notFound, payloadTooLarge, unsupportedMediaType } from './errors';
 import type { Logger } from './logger';
 import type { HttpMetrics } from './metrics';
 import { eslErrorToAppError } from '../switch/esl/errors';
@@ -108,7 +109,91 @@ export function requireJsonBodies(exceptions: { pattern: RegExp; mediaType: stri
   };
 }
 
-export const notFoundHandler: NotFoundHandler<AppEnv> = (c) => c.json(notFound('no such route').toBody(), 404);
+/**
+ * An answer sent while the request body is still arriving (a 413 on the declared length, a 401
+ * before the route read anything, any error raised first) leaves the unread rest of the body on
+ * the socket. Keeping that connection alive makes the client's next request on it fail, so such
+ * an answer says `Connection: close` and Node closes the socket once it is out. Outermost, so it
+ * sees every answer, errors and 404s included.
+ */
+export function closeOnUnreadBody(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    await next();
+    const incoming = (c.env as Partial<HttpBindings> | undefined)?.incoming;
+    if (incoming && !incoming.complete) c.res.headers.set('Connection', 'close');
+  };
+}
+
+/** Whether any string or object key in `value` holds U+0000 (walked without recursion: a body may nest deeply). */
+export function containsNul(value: unknown): boolean {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (typeof node === 'string') {
+      if (node.includes('\u0000')) return true;
+    } else if (Array.isArray(node)) {
+      for (const item of node as unknown[]) pending.push(item);
+    } else if (typeof node === 'object' && node !== null) {
+      for (const [key, child] of Object.entries(node)) {
+        if (key.includes('\u0000')) return true;
+        pending.push(child);
+      }
+    }
+  }
+  return false;
+}
+
+const JSON_TYPE = /^application\/([\w.-]+\+)?json$/i;
+
+/**
+ * U+0000 is refused at the door: PostgreSQL text cannot hold it, so a NUL that reached a query
+ * would be a 500. Query values and every string of a JSON body (keys and nested values) are
+ * checked. Runs after authentication, so an unauthenticated caller's body is never read. A body
+ * that is not valid JSON is left to the route, whose validator answers it.
+ */
+export function rejectNulInput(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    if (containsNul(c.req.queries())) throw badRequest('query values must not contain U+0000');
+    const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim();
+    if (c.req.raw.body && JSON_TYPE.test(type)) {
+      let body: unknown;
+      try {
+        body = await c.req.json();
+      } catch {
+        return next();
+      }
+      if (containsNul(body)) throw badRequest('JSON strings must not contain U+0000');
+    }
+    await next();
+  };
+}
+
+const PROBED_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** The methods `app` has a route for at `path` (middleware, registered as ALL, is not a route). */
+export function allowedMethods(app: Hono<AppEnv>, path: string): string[] {
+  const allowed: string[] = [];
+  for (const method of PROBED_METHODS) {
+    const [matches] = app.router.match(method, path);
+    if (matches.some(([[, route]]) => route.method === method)) allowed.push(method);
+  }
+  // Hono answers HEAD with the GET route.
+  if (allowed.includes('GET')) allowed.splice(1, 0, 'HEAD');
+  return allowed;
+}
+
+/**
+ * No route for this method and path: 405 with `Allow` when the path has routes for other
+ * methods (read from the app's router, so it follows the registered routes), else 404.
+ */
+export function routeNotFound(app: Hono<AppEnv>): NotFoundHandler<AppEnv> {
+  return (c) => {
+    const allowed = allowedMethods(app, c.req.path);
+    if (allowed.length === 0) return c.json(notFound('no such route').toBody(), 404);
+    c.header('Allow', allowed.join(', '));
+    return c.json(methodNotAllowed(`${c.req.method} is not allowed here; allowed: ${allowed.join(', ')}`).toBody(), 405);
+  };
+}
 
 export function errorHandler(): ErrorHandler<AppEnv> {
   return (err, c) => {

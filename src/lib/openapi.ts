@@ -100,8 +100,50 @@ export function describeIssues(error: ZodError, input?: unknown): string {
   return where ? `field '${where}': ${issue.message}` : issue.message;
 }
 
+const DATE_TIME_OFFSET = /^(\d{4})-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?([+-])(\d{2}):?(\d{2})$/;
+
+/**
+ * Why a date-time string is outside what the server can store, or null. RFC 3339 lets an offset
+ * run to ±23:59 but real zones lie in -12:00..+14:00 (PostgreSQL refuses beyond ±15:59), and
+ * PostgreSQL has no year 0000.
+ */
+export function instantProblem(value: string): string | null {
+  const m = DATE_TIME_OFFSET.exec(value) ?? /^(\d{4})-\d{2}-\d{2}T/.exec(value);
+  if (!m) return null;
+  if (Number(m[1]) === 0) return 'year 0000 does not exist';
+  if (m[2] === undefined) return null;
+  const hours = Number(m[3]);
+  const minutes = Number(m[4]);
+  const offset = (m[2] === '-' ? -1 : 1) * (hours * 60 + minutes);
+  if (minutes >= 60 || offset < -12 * 60 || offset > 14 * 60) return `offset ${m[2]}${m[3]}:${m[4]} is outside -12:00..+14:00`;
+  return null;
+}
+
+/** The first date-time in validated input the server cannot store, as a message naming its field. */
+function findBadInstant(input: unknown): string | null {
+  const pending: { path: string; node: unknown }[] = [{ path: '', node: input }];
+  while (pending.length > 0) {
+    const { path, node } = pending.pop()!;
+    if (typeof node === 'string') {
+      const problem = instantProblem(node);
+      if (problem) return path ? `field '${path}': ${problem}` : problem;
+    } else if (typeof node === 'object' && node !== null) {
+      for (const [key, child] of Object.entries(node)) pending.push({ path: path ? `${path}.${key}` : key, node: child });
+    }
+  }
+  return null;
+}
+
+/**
+ * Every validated query, path, header and JSON body passes here. Date-times are checked on the
+ * validated values, once for every route, rather than in each route's schema.
+ */
 const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
-  if (result.success) return;
+  if (result.success) {
+    const problem = findBadInstant(result.data);
+    if (problem) throw badRequest(problem);
+    return;
+  }
   if (result.target === 'param') throw notFound();
   throw badRequest(describeIssues(result.error, (result as { data?: unknown }).data));
 };

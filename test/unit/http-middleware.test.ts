@@ -2,7 +2,8 @@ import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { requestId } from 'hono/request-id';
 import { conflict } from '../../src/lib/errors';
-import { bodySizeLimit, errorHandler, notFoundHandler, requestLogging, requireJsonBodies } from '../../src/lib/http-middleware';
+import { bodySizeLimit, containsNul, errorHandler, rejectNulInput, requestLogging, requireJsonBodies, routeNotFound } from '../../src/lib/http-middleware';
+import { instantProblem } from '../../src/lib/openapi';
 import type { AppEnv } from '../../src/lib/context';
 import { createLogger } from '../../src/lib/logger';
 
@@ -14,8 +15,9 @@ function tinyApp() {
   app.use('*', bodySizeLimit(64));
   app.use('*', requireJsonBodies([{ pattern: /^\/csv$/, mediaType: 'text/csv' }]));
   app.use('/v1/*', async (_c, next) => next());
+  app.use('*', rejectNulInput());
   app.onError(errorHandler());
-  app.notFound(notFoundHandler);
+  app.notFound(routeNotFound(app));
   app.get('/v1/known', (c) => c.json({ ok: true }));
   app.get('/boom', () => {
     throw new Error('database password is hunter2');
@@ -33,6 +35,8 @@ function tinyApp() {
   app.post('/echo', async (c) => c.json({ got: await c.req.json() }));
   app.post('/csv', async (c) => c.text(await c.req.text()));
   app.get('/things/:id', (c) => c.json({ id: c.req.param('id') }));
+  app.delete('/things/:id', (c) => c.body(null, 204));
+  app.get('/search', (c) => c.json({ q: c.req.query('q') ?? null }));
   return { app, observed };
 }
 
@@ -84,6 +88,76 @@ describe('errorHandler / notFoundHandler', () => {
       // Only middleware ('/v1/*') matched: that is not a route.
       { method: 'GET', route: 'unmatched', status: 404 },
     ]);
+  });
+});
+
+describe('405 method_not_allowed', () => {
+  it('answers a known path called with another method with 405 and the methods its routes have', async () => {
+    const { app, observed } = tinyApp();
+    const put = await app.request('/things/7', { method: 'PUT' });
+    expect(put.status).toBe(405);
+    expect(put.headers.get('allow')).toBe('GET, HEAD, DELETE');
+    expect(await put.json()).toEqual({ error: { code: 'method_not_allowed', message: 'PUT is not allowed here; allowed: GET, HEAD, DELETE' } });
+    expect(put.headers.get('x-request-id')).toBeTruthy();
+    const get = await app.request('/echo');
+    expect(get.status).toBe(405);
+    expect(get.headers.get('allow')).toBe('POST');
+    expect(observed.map((o) => o.status)).toEqual([405, 405]);
+  });
+
+  it('leaves unknown paths at 404 (a path matched only by middleware has no methods)', async () => {
+    const { app } = tinyApp();
+    for (const path of ['/nope', '/v1/unknown', '/things/7/extra']) {
+      const res = await app.request(path, { method: 'PATCH' });
+      expect(res.status).toBe(404);
+      expect(res.headers.get('allow')).toBeNull();
+    }
+  });
+});
+
+describe('U+0000 in input', () => {
+  it('finds a NUL in any string or key, however nested', () => {
+    expect(containsNul('a\u0000b')).toBe(true);
+    expect(containsNul({ a: [{ b: ['ok', 'x\u0000'] }] })).toBe(true);
+    expect(containsNul({ 'k\u0000': 1 })).toBe(true);
+    expect(containsNul({ a: ['\\u0000', 1, null, true, { b: 'fine' }] })).toBe(false);
+    const deep: unknown[] = [];
+    let node = deep;
+    for (let i = 0; i < 100_000; i++) node = (node[0] = []);
+    node.push('\u0000');
+    expect(containsNul(deep)).toBe(true);
+  });
+
+  it('answers a NUL in a JSON string or a query value with 400 bad_request, and passes clean input', async () => {
+    const { app } = tinyApp();
+    const send = (body: string) =>
+      app.request('/echo', { method: 'POST', body, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } });
+    const nul = await send('{"a":{"b":["\\u0000"]}}');
+    expect(nul.status).toBe(400);
+    expect(await nul.json()).toEqual({ error: { code: 'bad_request', message: 'JSON strings must not contain U+0000' } });
+    expect((await send('{"a":"\\\\u0000"}')).status).toBe(200);
+    expect((await send('{"a":')).status).toBe(400);
+    const query = await app.request('/search?q=a%00b');
+    expect(query.status).toBe(400);
+    expect(await query.json()).toEqual({ error: { code: 'bad_request', message: 'query values must not contain U+0000' } });
+    expect(await (await app.request('/search?q=ab')).json()).toEqual({ q: 'ab' });
+  });
+});
+
+describe('date-time limits', () => {
+  it.each([
+    ['2024-01-01T00:00:00-16:17', 'offset -16:17 is outside -12:00..+14:00'],
+    ['2024-01-01T00:00:00+14:01', 'offset +14:01 is outside -12:00..+14:00'],
+    ['2024-01-01T00:00:00-12:01', 'offset -12:01 is outside -12:00..+14:00'],
+    ['2024-01-01T00:00+05:60', 'offset +05:60 is outside -12:00..+14:00'],
+    ['0000-01-01T00:00:00Z', 'year 0000 does not exist'],
+    ['2024-01-01T00:00:00-12:00', null],
+    ['2024-01-01T00:00:00+14:00', null],
+    ['2024-01-01T00:00:00.123+0530', null],
+    ['2024-01-01T00:00:00Z', null],
+    ['not a date -16:17', null],
+  ])('%s', (value, problem) => {
+    expect(instantProblem(value)).toBe(problem);
   });
 });
 
