@@ -14,6 +14,7 @@ import { createAiAgentActivities } from './ai-agent.activities';
 import { createAiCallActivities } from './ai-call.activities';
 import { createBillingActivities } from './billing.activities';
 import { createAuthActivities } from './auth.activities';
+import { createInboundActivities } from './inbound.activities';
 
 /** All activities, built from injected dependencies; the worker registers the result. */
 export function createActivities(deps: AppDeps, options: WebhookActivityOptions = {}) {
@@ -33,5 +34,6 @@ export function createActivities(deps: AppDeps, options: WebhookActivityOptions 
     ...createAiCallActivities(deps),
     ...createBillingActivities(deps),
     ...createAuthActivities(deps),
+    ...createInboundActivities(deps),
   };
 }

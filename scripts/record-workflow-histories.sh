@@ -20,6 +20,7 @@ RECORDING_TESTS=(
   test/integration/sip-credentials.test.ts
   test/integration/password-reset-delivery.test.ts
   test/integration/auth-budgets.test.ts
+  test/integration/inbound-calls.e2e.test.ts
 )
 
 RECORD_WORKFLOW_HISTORIES=1 npx jest "${RECORDING_TESTS[@]}" --selectProjects integration "$@"

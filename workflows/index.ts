@@ -19,3 +19,4 @@ export { aiCallWorkflow } from './ai-call.workflow';
 export { billingEnforcementWorkflow } from './billing-enforcement.workflow';
 export { passwordResetWorkflow } from './password-reset.workflow';
 export { rateLimitPruneWorkflow } from './rate-limit-prune.workflow';
+export { inboundCallWorkflow } from './inbound-call.workflow';

@@ -9,6 +9,12 @@ import { sealSpeech } from '../ai-calls/ai-speech.seal';
 import type { Database } from '../../lib/db';
 import { recordCallEvent } from '../call-events/call-event.service';
 import type { CallEventFact } from '../call-events/call-event.repository';
+import { inboundEventSignal, inboundCallWorkflow } from '../../../workflows/inbound-call.workflow';
+import { inboundCallWorkflowId, type InboundSignal } from '../../contracts/inbound-call';
+import { resolveInboundRoute } from '../inbound-calls/inbound-call.repository';
+import { INBOUND_ATTEMPT_VAR, INBOUND_TENANT_VAR } from '../inbound-calls/inbound-call.service';
+import { createSwitchCommands } from '../../switch/esl';
+import { maskPhone } from '../../lib/phone';
 
 /** Event-Date-Timestamp is microseconds since the epoch. */
 function eventTime(ev: EslEvent): string {
@@ -104,6 +110,19 @@ export function toTimelineEvent(ev: EslEvent): CallEventFact | null {
   }
 }
 
+/** The inbound-session signal an ESL event of an inbound leg stands for (keys and the hangup), or null. */
+export function toInboundSignal(ev: EslEvent): InboundSignal | null {
+  const signal = toCallSignal(ev, () => '');
+  return signal && (signal.kind === 'dtmf' || signal.kind === 'hangup') ? signal : null;
+}
+
+/** The called DID of an inbound leg in E.164: the dialplan's dd_did, else the destination number. */
+function calledNumber(ev: EslEvent): string {
+  const raw = ev.variables.dd_did || ev.headers['Caller-Destination-Number'] || '';
+  const digits = raw.replace(/^\+/, '');
+  return /^\d{8,15}$/.test(digits) ? `+${digits}` : '';
+}
+
 export interface CallEventRelayOptions {
   esl: EslManager;
   temporal: TemporalClient;
@@ -127,7 +146,86 @@ export interface CallEventRelayOptions {
 export function startCallEventRelay(options: CallEventRelayOptions): () => Promise<void> {
   const chains = new Map<string, Promise<void>>();
   const idleMs = options.idleMs ?? 4 * 3600 * 1000;
+  const enqueue = (uuid: string, send: () => Promise<void>) => {
+    const next = (chains.get(uuid) ?? Promise.resolve()).then(send);
+    chains.set(uuid, next);
+    void next.finally(() => {
+      if (chains.get(uuid) === next) chains.delete(uuid);
+    });
+  };
+  // Inbound legs this relay routed, by call uuid: the tenant of their session until the leg has
+  // the channel variable the session sets (a relay that starts later reads that).
+  const inboundTenants = new Map<string, string>();
+  const onInbound = (ev: EslEvent, uuid: string) => {
+    const db = options.db;
+    const tenantOf = () => inboundTenants.get(uuid) ?? ev.variables[INBOUND_TENANT_VAR] ?? null;
+    if (ev.name === 'CHANNEL_PARK') {
+      if (!db || ev.variables[INBOUND_TENANT_VAR]) return;
+      enqueue(uuid, async () => {
+        const did = calledNumber(ev);
+        try {
+          const route = did ? await resolveInboundRoute(db, did) : null;
+          if (!route) {
+            // No active route on an active DID of a tenant: the number is unallocated here.
+            options.logger.info({ did: maskPhone(did), call_uuid: uuid }, 'inbound call to an unrouted number hung up');
+            await createSwitchCommands(options.esl).hangup(uuid, 'UNALLOCATED_NUMBER');
+            return;
+          }
+          inboundTenants.set(uuid, route.tenant_id);
+          await options.temporal.workflow.start(inboundCallWorkflow, {
+            workflowId: inboundCallWorkflowId(route.tenant_id, uuid),
+            taskQueue: options.taskQueue,
+            workflowIdReusePolicy: 'REJECT_DUPLICATE',
+            args: [
+              {
+                tenantId: route.tenant_id,
+                routeId: route.route_id,
+                destType: route.dest_type,
+                destRef: route.dest_ref,
+                recording: route.recording,
+                queueStreamEnabled: route.queue_stream_enabled,
+                callUuid: uuid,
+                caller: ev.headers['Caller-Caller-ID-Number'] ?? '',
+                did,
+                arrivedAt: eventTime(ev),
+                idleMs,
+              },
+            ],
+          });
+        } catch (err) {
+          // Another relay started the session first, or the start failed: either way nothing more here.
+          if ((err as Error).name !== 'WorkflowExecutionAlreadyStartedError') {
+            options.logger.warn({ err: (err as Error).message, call_uuid: uuid }, 'inbound call not routed');
+          }
+        }
+      });
+      return;
+    }
+    const attemptId = ev.variables[INBOUND_ATTEMPT_VAR];
+    const fact = db && attemptId ? toTimelineEvent(ev) : null;
+    const signal = toInboundSignal(ev);
+    if (!fact && !signal) return;
+    enqueue(uuid, async () => {
+      const tenantId = tenantOf();
+      if (!tenantId) return;
+      if (fact && db && attemptId) {
+        await recordCallEvent({ db }, tenantId, attemptId, fact).catch((err: unknown) =>
+          options.logger.warn({ err: (err as Error).message, call_attempt_id: attemptId, event: ev.name }, 'call timeline event not written'),
+        );
+      }
+      if (!signal) return;
+      if (signal.kind === 'hangup') inboundTenants.delete(uuid);
+      await options.temporal.workflow
+        .getHandle(inboundCallWorkflowId(tenantId, uuid))
+        .signal(inboundEventSignal, signal)
+        .catch((err: unknown) => options.logger.warn({ err: (err as Error).message, call_uuid: uuid, event: ev.name }, 'inbound call event not relayed'));
+    });
+  };
   const onEvent = (ev: EslEvent) => {
+    if (ev.uuid && ev.variables.dd_direction === 'inbound') {
+      onInbound(ev, ev.uuid);
+      return;
+    }
     const attemptId = ev.variables.dd_call_attempt_id;
     const tenantId = ev.variables.dd_tenant_id;
     if (!ev.uuid || !attemptId || !tenantId) return;
@@ -168,11 +266,7 @@ export function startCallEventRelay(options: CallEventRelayOptions): () => Promi
         options.logger.warn({ err: (err as Error).message, call_attempt_id: attemptId, event: ev.name }, 'call event not relayed');
       }
     };
-    const next = (chains.get(uuid) ?? Promise.resolve()).then(send);
-    chains.set(uuid, next);
-    void next.finally(() => {
-      if (chains.get(uuid) === next) chains.delete(uuid);
-    });
+    enqueue(uuid, send);
   };
   options.esl.on('event', onEvent);
   return async () => {

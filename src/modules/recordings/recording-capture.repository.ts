@@ -21,12 +21,14 @@ export interface RecordingStartFacts {
 
 export async function loadRecordingStartFacts(sql: SqlTx, callAttemptId: string): Promise<RecordingStartFacts | null> {
   const [row] = await sql.query<RecordingStartFacts>(
-    `SELECT a.id AS call_attempt_id, a.debt_id, a.campaign_id, coalesce(c.record_calls, false) AS record_calls, a.to_number, a.from_number,
+    `SELECT a.id AS call_attempt_id, a.debt_id, a.campaign_id, coalesce(c.record_calls, ir.recording, false) AS record_calls, a.to_number, a.from_number,
             dc.us_state AS contact_state, dc.postal_code AS contact_postal_code,
             (SELECT d.us_state FROM dids d WHERE d.e164 = a.from_number ORDER BY d.status = 'active' DESC, d.created_at LIMIT 1) AS did_state,
             coalesce(p.all_party_mode, 'notice') AS all_party_mode, coalesce(p.notice_text, $2) AS notice_text
        FROM call_attempts a
        LEFT JOIN campaigns c ON c.id = a.campaign_id
+       -- An inbound call (no campaign) records when its route says so.
+       LEFT JOIN inbound_routes ir ON a.direction = 'inbound' AND ir.e164 = a.from_number AND ir.status = 'active'
        LEFT JOIN debt_contacts dc ON dc.debt_id = a.debt_id AND dc.phone_e164 = a.to_number
        LEFT JOIN recording_policies p ON p.tenant_id = a.tenant_id
       WHERE a.id = $1 AND a.corrects_id IS NULL`,
@@ -47,7 +49,8 @@ export async function hasCallAudit(sql: SqlTx, callAttemptId: string, action: st
 /** The call's facts a recording row copies, from its original row, final row, debt and caller id. */
 export interface RecordingCallFacts {
   call_attempt_id: string;
-  debt_id: string;
+  /** Null on an inbound call whose caller matched no debt. */
+  debt_id: string | null;
   campaign_id: string | null;
   agent_id: string | null;
   to_number: string;
@@ -67,7 +70,7 @@ export async function loadRecordingCallFacts(sql: SqlTx, callAttemptId: string):
             d.account_number AS account_ref, d.external_ref, dc.timezone AS contact_timezone,
             EXISTS (SELECT 1 FROM dids x WHERE x.e164 = o.from_number AND x.attestation = 'A' AND x.status = 'active') AS attest_a
        FROM call_attempts o
-       JOIN debts d ON d.id = o.debt_id
+       LEFT JOIN debts d ON d.id = o.debt_id
        LEFT JOIN debt_contacts dc ON dc.debt_id = o.debt_id AND dc.phone_e164 = o.to_number
        LEFT JOIN LATERAL (SELECT x.* FROM call_attempts x WHERE x.corrects_id = o.id AND x.ended_at IS NOT NULL
                            ORDER BY x.inserted_at DESC LIMIT 1) f ON true
@@ -87,7 +90,7 @@ export interface NewRecording {
   callAttemptId: string;
   callUuid: string;
   campaignId: string | null;
-  debtId: string;
+  debtId: string | null;
   agentId: string | null;
   phoneNumber: string;
   accountRef: string | null;
