@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
+import net from 'node:net';
 import { createApp } from '../../src/app';
 import { createMetrics } from '../../src/lib/metrics';
 import { ADMIN_TOKEN, provisionTenant, startTestApp, uniqueEmail, type HttpResult, type ProvisionedTenant, type TestApp } from '../helpers/harness';
@@ -61,6 +62,76 @@ function chunkedUpload(port: number, path: string, totalBytes: number, token: st
     };
     pump();
   });
+}
+
+
+interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: any;
+}
+
+/**
+ * One keep-alive socket driven by hand, so a test sees exactly what the server does with the
+ * connection: the responses read off it in order, and whether (and when) the server closed it.
+ */
+function rawSocket(port: number) {
+  const socket = net.connect({ host: '127.0.0.1', port });
+  let buffered = Buffer.alloc(0);
+  let waiting: (() => void) | null = null;
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  let ended = false;
+  socket.on('data', (chunk: Buffer) => {
+    buffered = Buffer.concat([buffered, chunk]);
+    waiting?.();
+  });
+  socket.on('end', () => {
+    ended = true;
+    waiting?.();
+  });
+  // The server may reset a socket it stopped reading while the client still writes.
+  socket.on('error', () => undefined);
+  const tryParse = (): RawResponse | null => {
+    const headEnd = buffered.indexOf('\r\n\r\n');
+    if (headEnd < 0) return null;
+    const [statusLine, ...lines] = buffered.subarray(0, headEnd).toString('latin1').split('\r\n');
+    const headers: Record<string, string> = {};
+    for (const line of lines) {
+      const at = line.indexOf(':');
+      headers[line.slice(0, at).trim().toLowerCase()] = line.slice(at + 1).trim();
+    }
+    const length = Number(headers['content-length'] ?? 0);
+    if (buffered.length < headEnd + 4 + length) return null;
+    const text = buffered.subarray(headEnd + 4, headEnd + 4 + length).toString('utf8');
+    buffered = buffered.subarray(headEnd + 4 + length);
+    return { status: Number(statusLine!.split(' ')[1]), headers, body: text ? JSON.parse(text) : null };
+  };
+  return {
+    socket,
+    closed,
+    write: (data: string | Buffer) => socket.write(data),
+    next: () =>
+      new Promise<RawResponse>((resolve, reject) => {
+        const check = () => {
+          const res = tryParse();
+          if (res) {
+            waiting = null;
+            resolve(res);
+          } else if (ended) {
+            waiting = null;
+            reject(new Error('the server closed the connection before a full response'));
+          }
+        };
+        waiting = check;
+        check();
+      }),
+  };
+}
+
+function rawRequest(method: string, path: string, headers: Record<string, string>, body = ''): string {
+  const lines = [`${method} ${path} HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: keep-alive'];
+  for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`);
+  return `${lines.join('\r\n')}\r\n\r\n${body}`;
 }
 
 describe('HTTP conventions', () => {
@@ -308,6 +379,116 @@ describe('HTTP conventions', () => {
       const res = await app.request('POST', '/v1/users', { token: tenant.apiKey, body: { email: uniqueEmail(), tenant_id: tenant.tenantId } });
       expectEnvelope(res, 400, 'bad_request');
       expect(res.body.error.message).toContain("'tenant_id'");
+    });
+  });
+
+  describe('405 method_not_allowed', () => {
+    it('answers a known path called with a method it does not have with 405 and Allow', async () => {
+      for (const [method, path, allow] of [
+        ['DELETE', '/v1/me', 'GET, HEAD'],
+        ['PUT', '/v1/campaigns', 'GET, HEAD, POST'],
+        ['POST', `/v1/recordings/${randomUUID()}`, 'GET, HEAD'],
+        ['PATCH', '/v1/call_attempts', 'GET, HEAD'],
+      ] as const) {
+        const res = await app.request(method, path, { token: tenant.apiKey });
+        expectEnvelope(res, 405, 'method_not_allowed');
+        expect({ path, allow: res.headers.allow }).toEqual({ path, allow });
+      }
+      // Public paths too.
+      const health = await app.request('POST', '/healthz');
+      expectEnvelope(health, 405, 'method_not_allowed');
+      expect(health.headers.allow).toBe('GET, HEAD');
+    });
+
+    it('keeps unknown paths at 404 with no Allow', async () => {
+      const res = await app.request('PUT', '/v1/no-such-route', { token: tenant.apiKey });
+      expectEnvelope(res, 404, 'not_found');
+      expect(res.headers.allow).toBeUndefined();
+    });
+  });
+
+  describe('hardened input', () => {
+    it('answers U+0000 in a JSON string, however nested, with 400 bad_request', async () => {
+      const nul = 'a\u0000b';
+      for (const [method, path, body] of [
+        ['POST', '/v1/api_keys', { label: nul }],
+        ['POST', '/v1/dids', { number: '+14155550100', label: nul }],
+        ['PATCH', `/v1/dids/${randomUUID()}`, { label: nul }],
+        ['POST', `/v1/campaigns/${randomUUID()}/rewind`, { dispositions: ['busy', nul] }],
+      ] as const) {
+        const res = await app.request(method, path, { token: tenant.apiKey, body });
+        expectEnvelope(res, 400, 'bad_request');
+        expect({ path, message: res.body.error.message }).toEqual({ path, message: 'JSON strings must not contain U+0000' });
+      }
+      // An escaped backslash followed by u0000 is six ordinary characters.
+      const plain = await app.request('POST', '/v1/api_keys', { token: tenant.apiKey, body: { label: 'a\\u0000b' } });
+      expect(plain.status).toBe(201);
+      expect(plain.body.api_key.label).toBe('a\\u0000b');
+    });
+
+    it('answers U+0000 in a query value with 400 bad_request', async () => {
+      const res = await app.request('GET', '/v1/recordings?q=ab%00c', { token: tenant.apiKey });
+      expectEnvelope(res, 400, 'bad_request');
+      expect(res.body.error.message).toBe('query values must not contain U+0000');
+      expect((await app.request('GET', '/v1/recordings?q=abc', { token: tenant.apiKey })).status).toBe(200);
+    });
+
+    it('answers a date-time offset outside -12:00..+14:00 with 400 bad_request naming the field', async () => {
+      for (const [query, field, offset] of [
+        ['from=2024-01-01T00:00:00-16:17', 'from', '-16:17'],
+        ['to=2024-01-01T00:00:00%2B14:30', 'to', '+14:30'],
+      ] as const) {
+        const res = await app.request('GET', `/v1/call_attempts?${query}`, { token: tenant.apiKey });
+        expectEnvelope(res, 400, 'bad_request');
+        expect(res.body.error.message).toBe(`field '${field}': offset ${offset} is outside -12:00..+14:00`);
+      }
+      const edges = await app.request('GET', '/v1/call_attempts?from=2024-01-01T00:00:00-12:00&to=2024-01-03T00:00:00%2B14:00', { token: tenant.apiKey });
+      expect(edges.status).toBe(200);
+    });
+  });
+
+  describe('connections after an early answer', () => {
+    it('closes the connection after a 413 sent before the body arrived; a new connection works', async () => {
+      const conn = rawSocket(app.port);
+      conn.write(
+        rawRequest('POST', '/v1/api_keys', {
+          authorization: `Bearer ${tenant.apiKey}`,
+          'content-type': 'application/json',
+          'content-length': String(9 * MiB),
+        }, ' '.repeat(64 * 1024)),
+      );
+      const res = await conn.next();
+      expect(res.status).toBe(413);
+      expect(res.body.error.code).toBe('payload_too_large');
+      expect(res.headers.connection).toBe('close');
+      await conn.closed;
+      expect((await app.request('GET', '/v1/me', { token: tenant.apiKey })).status).toBe(200);
+    });
+
+    it('closes the connection after a 401 answered before the body was read', async () => {
+      const conn = rawSocket(app.port);
+      conn.write(rawRequest('POST', '/v1/api_keys', { 'content-type': 'application/json', 'content-length': String(MiB) }, '{"label":"'));
+      const res = await conn.next();
+      expect(res.status).toBe(401);
+      expect(res.headers.connection).toBe('close');
+      await conn.closed;
+    });
+
+    it('keeps the connection alive after answers to requests read to their end, so the next request on it works', async () => {
+      const conn = rawSocket(app.port);
+      const body = JSON.stringify({ label: 'kept' });
+      conn.write(rawRequest('POST', '/v1/api_keys', { authorization: `Bearer ${tenant.apiKey}`, 'content-type': 'application/json', 'content-length': String(body.length) }, body));
+      const created = await conn.next();
+      expect(created.status).toBe(201);
+      expect(created.headers.connection).toBe('keep-alive');
+      conn.write(rawRequest('GET', '/v1/me', {}));
+      const denied = await conn.next();
+      expect(denied.status).toBe(401);
+      expect(denied.headers.connection).toBe('keep-alive');
+      conn.write(rawRequest('GET', '/v1/me', { authorization: `Bearer ${tenant.apiKey}` }));
+      expect((await conn.next()).status).toBe(200);
+      conn.socket.destroy();
+      await conn.closed;
     });
   });
 
