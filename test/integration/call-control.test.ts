@@ -106,7 +106,18 @@ async function controlRows(tenant: ProvisionedTenant, attemptId: string) {
   const rows = await withTenant(app.deps.db, tenant.tenantId, (tx) =>
     tx.auditLog.findMany({ where: { subjectId: attemptId, action: { startsWith: 'call.' } }, orderBy: [{ lane: 'asc' }, { seq: 'asc' }] }),
   );
-  return rows.map((r) => ({ action: r.action, actorType: r.actorType, actorId: r.actorId, payload: r.payload as Record<string, unknown> }));
+  return rows.map((r) => ({ id: r.id, action: r.action, actorType: r.actorType, actorId: r.actorId, payload: r.payload as Record<string, unknown> }));
+}
+
+/**
+ * SPEC's CallControlResult under `call`: verb, call_id, audit_id (the request row) and to_number
+ * masked to its last four; the fields that were there before stay.
+ */
+function expectCallControlResult(call: Record<string, unknown>, verb: string, callId: string, phone: string) {
+  expect(Object.keys(call).sort()).toEqual(['action', 'agent_leg_uuid', 'applied', 'at', 'audit_id', 'call_id', 'to_number', 'verb']);
+  expect(call).toMatchObject({ verb, action: verb, call_id: callId, applied: true, to_number: `***${phone.slice(-4)}` });
+  expect(call.audit_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+  expect(call.to_number).toMatch(/^\*\*\*\d{4}$/);
 }
 
 describe('live-call control against the switch simulator', () => {
@@ -119,27 +130,42 @@ describe('live-call control against the switch simulator', () => {
     const held = await control(tenant.apiKey, callId, 'hold');
     expect(held.status).toBe(200);
     expect(held.body.call).toMatchObject({ call_id: callId, action: 'hold', applied: true, agent_leg_uuid: agentLeg });
+    expectCallControlResult(held.body.call, 'hold', callId, phone);
     expect(Number.isNaN(Date.parse(held.body.call.at))).toBe(false);
     expect(rig.sim.channel(agentLeg)!.held).toBe(true);
     expect(rig.sim.channel(callId)!.held).toBe(false);
 
     let rows = await controlRows(tenant, attemptId);
     expect(rows.map((r) => r.action)).toEqual(['call.hold_requested', 'call.hold']);
+    // audit_id names the request row written before the command, never the outcome row.
+    expect(held.body.call.audit_id).toBe(rows[0]!.id);
+    expect(rows[0]!.payload.control_id).toEqual(expect.any(String));
     expect(rows[0]).toMatchObject({ actorType: 'api_key', payload: { call_id: callId, action: 'hold', agent_leg_uuid: agentLeg } });
     expect(rows[1]!.payload).toMatchObject({ outcome: 'succeeded', agent_leg_uuid: agentLeg });
 
     const unheld = await control(tenant.apiKey, callId, 'unhold');
     expect(unheld.status).toBe(200);
     expect(unheld.body.call).toMatchObject({ action: 'unhold', agent_leg_uuid: agentLeg });
+    expectCallControlResult(unheld.body.call, 'unhold', callId, phone);
     expect(rig.sim.channel(agentLeg)!.held).toBe(false);
 
-    expect((await control(tenant.apiKey, callId, 'mute')).status).toBe(200);
+    const muted = await control(tenant.apiKey, callId, 'mute');
+    expect(muted.status).toBe(200);
+    expectCallControlResult(muted.body.call, 'mute', callId, phone);
     expect(rig.sim.channel(agentLeg)!.muted.read).toBe(true);
     expect(rig.sim.channel(callId)!.muted.read).toBe(false);
-    expect((await control(tenant.apiKey, callId, 'unmute')).status).toBe(200);
+    const unmuted = await control(tenant.apiKey, callId, 'unmute');
+    expect(unmuted.status).toBe(200);
+    expectCallControlResult(unmuted.body.call, 'unmute', callId, phone);
     expect(rig.sim.channel(agentLeg)!.muted.read).toBe(false);
 
     rows = await controlRows(tenant, attemptId);
+    const requestRow = (action: string) => rows.find((r) => r.action === action)!.id;
+    expect([unheld, muted, unmuted].map((r) => r.body.call.audit_id)).toEqual([
+      requestRow('call.unhold_requested'),
+      requestRow('call.mute_requested'),
+      requestRow('call.unmute_requested'),
+    ]);
     expect(rows.map((r) => r.action)).toEqual([
       'call.hold_requested',
       'call.hold',
@@ -191,6 +217,7 @@ describe('live-call control against the switch simulator', () => {
     const hung = await control(tenant.apiKey, callId, 'hangup');
     expect(hung.status).toBe(200);
     expect(hung.body.call).toMatchObject({ call_id: callId, action: 'hangup', applied: true, agent_leg_uuid: agentLeg });
+    expectCallControlResult(hung.body.call, 'hangup', callId, phone);
     const final = await waitFor(
       async () => {
         const res = await app.request('GET', `/v1/call_attempts?limit=1000`, { token: tenant.apiKey });
@@ -205,6 +232,7 @@ describe('live-call control against the switch simulator', () => {
       ['call.hangup_requested', null],
       ['call.hangup', 'succeeded'],
     ]);
+    expect(hung.body.call.audit_id).toBe(rows.at(-2)!.id);
 
     // An ended call has no leg to act on: 409, nothing sent.
     expectError(await control(tenant.apiKey, callId, 'hold'), 409, 'conflict');
@@ -388,5 +416,18 @@ describe('live-call control against the switch simulator', () => {
     // Another tenant has its own budget.
     const other = await provisionTenant(app);
     expectError(await control(other.apiKey, randomUUID(), 'hold'), 404, 'not_found');
+  });
+
+  it('publishes CallControlResult under `call` with the SPEC fields required', async () => {
+    const doc = (await app.request('GET', '/v1/openapi.json')).body;
+    const result = doc.components.schemas.CallControlResult;
+    expect(Object.keys(result.properties).sort()).toEqual(['action', 'agent_leg_uuid', 'applied', 'at', 'audit_id', 'call_id', 'to_number', 'verb']);
+    expect(result.required).toEqual(expect.arrayContaining(['verb', 'call_id', 'audit_id', 'to_number']));
+    expect(result.properties.verb.enum).toEqual(['hold', 'unhold', 'mute', 'unmute', 'hangup']);
+    expect(result.properties.audit_id).toMatchObject({ type: 'string', format: 'uuid' });
+    for (const verb of ['hold', 'unhold', 'mute', 'unmute', 'hangup']) {
+      const envelope = doc.paths[`/v1/calls/{call_id}/${verb}`].post.responses['200'].content['application/json'].schema;
+      expect(envelope.properties.call).toEqual({ $ref: '#/components/schemas/CallControlResult' });
+    }
   });
 });

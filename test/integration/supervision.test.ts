@@ -61,13 +61,14 @@ async function bridgedCall(tenant: ProvisionedTenant) {
   expect(created.status).toBe(201);
   const campaignId: string = created.body.campaign.id;
   expect((await app.request('POST', `/v1/campaigns/${campaignId}/start`, { token: tenant.apiKey })).status).toBe(200);
-  const [debtId] = await seedLeads(app, tenant, campaignId, [numberEnding(daytimePrefix(), (leadSerial += 1), 10)]);
+  const phone = numberEnding(daytimePrefix(), (leadSerial += 1), 10);
+  const [debtId] = await seedLeads(app, tenant, campaignId, [phone]);
   const dialed = await app.request('POST', `/v1/campaigns/${campaignId}/dial`, { token: tenant.apiKey, body: { debt_id: debtId, agent_id: agentId } });
   expect(dialed.status).toBe(200);
   expect(dialed.body.status).toBe('dialing');
   const callId: string = dialed.body.call_id;
   const agentLeg = await waitFor(() => Promise.resolve(rig.sim.channel(callId)?.bridgedTo ?? undefined), 30_000, 'the agent bridge');
-  return { callId, agentLeg, attemptId: dialed.body.call_attempt.id as string };
+  return { callId, agentLeg, phone, attemptId: dialed.body.call_attempt.id as string };
 }
 
 /** Hangs the call up through call control and waits for its final CDR row. */
@@ -88,6 +89,29 @@ async function supervisionRows(tenant: ProvisionedTenant, callId: string) {
     tx.auditLog.findMany({ where: { subjectType: 'call', subjectId: callId, action: { startsWith: 'supervision.' } }, orderBy: [{ lane: 'asc' }, { seq: 'asc' }] }),
   );
   return rows.map((r) => ({ action: r.action, actorType: r.actorType, actorId: r.actorId, payload: r.payload as Record<string, unknown> }));
+}
+
+/** The ids of the request rows (supervision.<mode>_requested) of a call, in the order they were written. */
+async function requestRowIds(tenant: ProvisionedTenant, callId: string) {
+  const rows = await withTenant(app.deps.db, tenant.tenantId, (tx) =>
+    tx.auditLog.findMany({ where: { subjectType: 'call', subjectId: callId, action: { endsWith: '_requested' } }, orderBy: [{ lane: 'asc' }, { seq: 'asc' }] }),
+  );
+  return rows.map((r) => r.id);
+}
+
+/**
+ * SPEC's SupervisionResult under `supervision`: action, call_id, supervisor_ext, session_id (null
+ * for takeover), audit_id (the request row) and to_number masked to its last four; the fields that
+ * were there before stay.
+ */
+function expectSupervisionResult(result: Record<string, unknown>, action: string, callId: string, supervisorExt: string, phone: string) {
+  expect(Object.keys(result).sort()).toEqual(
+    ['action', 'audit_id', 'call_id', 'id', 'leg_uuid', 'mode', 'replaced', 'session_id', 'started_at', 'status', 'supervisor_agent_id', 'supervisor_ext', 'to_number'],
+  );
+  expect(result).toMatchObject({ action, mode: action, call_id: callId, supervisor_ext: supervisorExt, to_number: `***${phone.slice(-4)}` });
+  expect(result.to_number).toMatch(/^\*\*\*\d{4}$/);
+  expect(result.audit_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+  expect(result.session_id).toBe(action === 'takeover' ? null : result.id);
 }
 
 async function sessions(tenant: ProvisionedTenant) {
@@ -130,6 +154,7 @@ describe('supervision of live calls against the switch simulator', () => {
     const listen = await supervise(tenant.apiKey, callId, 'listen', sup.ext);
     expect(listen.status).toBe(200);
     expect(listen.body.supervision).toMatchObject({ call_id: callId, mode: 'listen', supervisor_ext: sup.ext, supervisor_agent_id: sup.id, status: 'active', replaced: null });
+    expectSupervisionResult(listen.body.supervision, 'listen', callId, sup.ext, call.phone);
     expect(Number.isNaN(Date.parse(listen.body.supervision.started_at))).toBe(false);
     const listenLeg: string = listen.body.supervision.leg_uuid;
     expect(rig.sim.channel(listenLeg)).toMatchObject({ kind: 'agent', eavesdrop: { target: callId, mode: 'listen', whisperTo: null } });
@@ -143,11 +168,14 @@ describe('supervision of live calls against the switch simulator', () => {
       payload: { call_id: callId, mode: 'listen', supervisor_ext: sup.ext, supervisor_agent_id: sup.id, session_id: listen.body.supervision.id, target_uuid: callId, replaces: null },
     });
     expect(rows[1]!.payload).toMatchObject({ outcome: 'succeeded', leg_uuid: listenLeg });
+    // audit_id names the request row written before the command, never the outcome row.
+    expect([listen.body.supervision.audit_id]).toEqual(await requestRowIds(tenant, callId));
 
     // whisper targets the agent leg: only the agent hears the supervisor.
     const whisper = await supervise(tenant.apiKey, callId, 'whisper', sup.ext);
     expect(whisper.status).toBe(200);
     expect(whisper.body.supervision).toMatchObject({ mode: 'whisper', replaced: { mode: 'listen', leg_uuid: listenLeg } });
+    expectSupervisionResult(whisper.body.supervision, 'whisper', callId, sup.ext, call.phone);
     const whisperLeg: string = whisper.body.supervision.leg_uuid;
     await gone(listenLeg);
     expect(rig.sim.channel(whisperLeg)!.eavesdrop).toEqual({ target: agentLeg, mode: 'whisper', whisperTo: 'aleg' });
@@ -155,6 +183,7 @@ describe('supervision of live calls against the switch simulator', () => {
     const barge = await supervise(tenant.apiKey, callId, 'barge', sup.ext);
     expect(barge.status).toBe(200);
     expect(barge.body.supervision.replaced).toEqual({ mode: 'whisper', leg_uuid: whisperLeg });
+    expectSupervisionResult(barge.body.supervision, 'barge', callId, sup.ext, call.phone);
     const bargeLeg: string = barge.body.supervision.leg_uuid;
     await gone(whisperLeg);
     expect(rig.sim.channel(bargeLeg)!.eavesdrop).toMatchObject({ target: callId, mode: 'barge', whisperTo: 'both' });
@@ -172,6 +201,7 @@ describe('supervision of live calls against the switch simulator', () => {
     const takeover = await supervise(tenant.apiKey, callId, 'takeover', sup.ext);
     expect(takeover.status).toBe(200);
     expect(takeover.body.supervision.replaced).toEqual({ mode: 'barge', leg_uuid: bargeLeg });
+    expectSupervisionResult(takeover.body.supervision, 'takeover', callId, sup.ext, call.phone);
     const takeoverLeg: string = takeover.body.supervision.leg_uuid;
     expect(rig.sim.channel(callId)!.bridgedTo).toBe(takeoverLeg);
     expect(rig.sim.channel(takeoverLeg)!.bridgedTo).toBe(callId);
@@ -192,6 +222,7 @@ describe('supervision of live calls against the switch simulator', () => {
       ['supervision.takeover', 'succeeded'],
     ]);
     expect(rows[2]!.payload).toMatchObject({ target_uuid: agentLeg, replaces: { session_id: listen.body.supervision.id, mode: 'listen', leg_uuid: listenLeg } });
+    expect([listen, whisper, barge, adminListen, takeover].map((r) => r.body.supervision.audit_id)).toEqual(await requestRowIds(tenant, callId));
 
     expect((await sessions(tenant)).map((s) => [s.mode, s.supervisor_agent_id, s.status, s.end_reason])).toEqual([
       ['listen', sup.id, 'ended', 'replaced'],
@@ -521,8 +552,13 @@ describe('supervision of live calls against the switch simulator', () => {
         ['200', '400', '401', '403', '404', '409', '413', '415', '422', '429', '500', '502', '503', ...(mode === 'takeover' ? [] : ['402'])].sort(),
       );
     }
-    expect(Object.keys(doc.components.schemas.SupervisionResult.properties).sort()).toEqual(
-      ['call_id', 'id', 'leg_uuid', 'mode', 'replaced', 'started_at', 'status', 'supervisor_agent_id', 'supervisor_ext'].sort(),
+    const result = doc.components.schemas.SupervisionResult;
+    expect(Object.keys(result.properties).sort()).toEqual(
+      ['action', 'audit_id', 'call_id', 'id', 'leg_uuid', 'mode', 'replaced', 'session_id', 'started_at', 'status', 'supervisor_agent_id', 'supervisor_ext', 'to_number'].sort(),
     );
+    // SPEC's fields are required, session_id and to_number nullable.
+    expect(result.required).toEqual(expect.arrayContaining(['action', 'call_id', 'supervisor_ext', 'session_id', 'audit_id', 'to_number']));
+    expect(result.properties.audit_id).toMatchObject({ type: 'string', format: 'uuid' });
+    expect(result.properties.session_id.type).toEqual(['string', 'null']);
   });
 });

@@ -36,8 +36,8 @@ ${toggle ? `1. budget: hold, unhold, mute and unmute share one budget per tenant
    whose activity finds the agent leg bridged to the call: the consumer leg's bridge_to variable (bridge_uuid as a fallback),
    accepted only when that leg carries dd_agent_id (the dial loop's agent leg).${toggle ? ' None is 409 conflict.' : ''}
 4. evidence before the command: the audit row call.${action}_requested (actor = the principal, for a widget its agent; payload call_id, action,
-   agent_leg_uuid, request_id) is committed BEFORE any switch command; when it cannot be written the answer is 503
-   audit_unavailable and nothing is sent to the switch;
+   agent_leg_uuid, request_id, control_id) is committed BEFORE any switch command and is the answer's audit_id; when it cannot be
+   written the answer is 503 audit_unavailable and nothing is sent to the switch;
 5. the command; the switch link down (or lost mid-command) is 503 esl_unavailable, a switch refusal (-ERR) is 502 dial_error
    (the switch-rejected family dial_error, sbc_error, supervision_failed; call control uses dial_error);
 6. evidence after: call.${action} with outcome succeeded (and at) or failed (and the switch cause, ESL_UNAVAILABLE when the

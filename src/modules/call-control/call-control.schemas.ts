@@ -6,8 +6,14 @@ export { CallIdParam } from '../cdr/cdr.schemas';
 /** What a live-call control command did. */
 export const CallControlResultSchema = z
   .object({
+    verb: z.enum(CALL_CONTROL_ACTIONS).openapi({ description: 'The command applied (the verb of the path)' }),
     call_id: z.string().openapi({ description: 'The switch call uuid of the consumer leg (call_uuid of the original CDR row)' }),
-    action: z.enum(CALL_CONTROL_ACTIONS).openapi({ description: 'The command applied' }),
+    audit_id: z.string().uuid().openapi({ description: 'The evidence row call.<verb>_requested committed before the switch command (an audit log entry id)' }),
+    to_number: z
+      .string()
+      .nullable()
+      .openapi({ description: 'The consumer’s number of the call masked to its last four digits (`***1234`); null when the call has none', example: '***1234' }),
+    action: z.enum(CALL_CONTROL_ACTIONS).openapi({ description: 'The command applied; equals verb' }),
     applied: z.literal(true).openapi({ description: 'Always true: the switch accepted the command (every failure is an error response)' }),
     agent_leg_uuid: z
       .string()

@@ -3,6 +3,7 @@ import type { AppDeps } from '../../deps';
 import { actorOf } from '../../lib/audit';
 import type { Principal } from '../../lib/context';
 import { AppError, conflict, forbidden, internal, notFound, rateLimited } from '../../lib/errors';
+import { maskPhone } from '../../lib/phone';
 import { withTenantSql } from '../../lib/tenancy';
 import { callControlWorkflow } from '../../../workflows/call-control.workflow';
 import { findCallByUuid, isCallOwnedBy } from '../cdr/cdr.repository';
@@ -14,8 +15,8 @@ import { applicationFailureOf } from '../../lib/workflow-failure';
 
 export const TOGGLES: readonly CallControlAction[] = ['hold', 'unhold', 'mute', 'unmute'];
 
-export const callControlWorkflowId = (tenantId: string, callUuid: string, action: CallControlAction): string =>
-  `call-control:${tenantId}:${callUuid}:${action}:${randomUUID()}`;
+export const callControlWorkflowId = (tenantId: string, callUuid: string, action: CallControlAction, controlId: string): string =>
+  `call-control:${tenantId}:${callUuid}:${action}:${controlId}`;
 
 function toAppError(err: unknown, action: CallControlAction): AppError {
   const failure = applicationFailureOf(err);
@@ -104,14 +105,24 @@ export async function controlCall(deps: AppDeps, principal: Principal, requestId
   }
 
   if (!deps.temporal) throw internal('no workflow service is configured; nothing was sent to the switch');
-  const input: CallControlInput = { tenantId, callUuid, callAttemptId: call.id, action, actor, requestId };
+  const controlId = randomUUID();
+  const input: CallControlInput = { tenantId, callUuid, callAttemptId: call.id, action, actor, requestId, controlId };
   try {
     const outcome = await deps.temporal.workflow.execute(callControlWorkflow, {
-      workflowId: callControlWorkflowId(tenantId, callUuid, action),
+      workflowId: callControlWorkflowId(tenantId, callUuid, action, controlId),
       taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
       args: [input],
     });
-    return { call_id: callUuid, action, applied: true, agent_leg_uuid: outcome.agentLegUuid, at: outcome.at };
+    return {
+      verb: action,
+      call_id: callUuid,
+      audit_id: outcome.requestAuditId,
+      to_number: maskPhone(call.toNumber),
+      action,
+      applied: true,
+      agent_leg_uuid: outcome.agentLegUuid,
+      at: outcome.at,
+    };
   } catch (err) {
     const mapped = toAppError(err, action);
     if (mapped.status >= 500) deps.logger.warn({ err: (err as Error).message, call_id: callUuid, action, code: mapped.code }, 'call control failed');

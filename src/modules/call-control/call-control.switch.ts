@@ -1,8 +1,9 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { AppDeps } from '../../deps';
 import { appendAuditSql, type ActorType, type AuditEntry } from '../../lib/audit';
-import { withTenantSql } from '../../lib/tenancy';
+import { withTenantSql, type SqlTx } from '../../lib/tenancy';
 import { createSwitchCommands, EslCommandError, EslUnavailableError, type SwitchCommands } from '../../switch/esl';
+import { requestRowId } from './call-control.repository';
 
 export const CALL_CONTROL_ACTIONS = ['hold', 'unhold', 'mute', 'unmute', 'hangup'] as const;
 export type CallControlAction = (typeof CALL_CONTROL_ACTIONS)[number];
@@ -33,11 +34,18 @@ export interface CallControlInput {
   action: CallControlAction;
   actor: { type: ActorType; id: string | null };
   requestId: string | null;
+  /**
+   * This request's own id (the uuid that ends the workflow id), written into the evidence rows as
+   * control_id so the request row can be named in the answer (audit_id).
+   */
+  controlId: string;
 }
 
 export interface CallControlOutcome {
   agentLegUuid: string | null;
   at: string;
+  /** The request row (call.<action>_requested) committed before the command. */
+  requestAuditId: string;
 }
 
 const nonRetryable = (message: string, type: string, details: unknown[] = []) => ApplicationFailure.create({ message, type, nonRetryable: true, details });
@@ -84,16 +92,17 @@ export async function runCallControl(deps: AppDeps, input: CallControlInput): Pr
     action: `call.${action}${suffix}`,
     subjectType: 'call_attempt',
     subjectId: input.callAttemptId,
-    payload: { call_id: callUuid, action, agent_leg_uuid: agentLegUuid, request_id: input.requestId, ...extra },
+    payload: { call_id: callUuid, action, agent_leg_uuid: agentLegUuid, request_id: input.requestId, control_id: input.controlId, ...extra },
   });
-  const audit = async (entries: AuditEntry[]): Promise<void> => {
+  const evidence = async <T>(work: (sql: SqlTx) => Promise<T>): Promise<T> => {
     try {
-      await withTenantSql(deps.db, tenantId, (sql) => appendAuditSql(sql, tenantId, entries));
+      return await withTenantSql(deps.db, tenantId, work);
     } catch (err) {
       deps.logger.error({ err: (err as Error).message, call_id: callUuid, action }, 'call-control evidence could not be written');
       throw nonRetryable('the evidence row could not be written; no switch command was sent', CALL_CONTROL_FAILURES.auditUnavailable);
     }
   };
+  const audit = (entries: AuditEntry[]): Promise<void> => evidence((sql) => appendAuditSql(sql, tenantId, entries));
   const eslDown = async (agentLegUuid: string | null): Promise<never> => {
     await audit([entry('_requested', agentLegUuid), entry('', agentLegUuid, { outcome: 'failed', cause: 'ESL_UNAVAILABLE' })]);
     throw nonRetryable('the switch control link is unavailable', CALL_CONTROL_FAILURES.eslUnavailable);
@@ -116,7 +125,11 @@ export async function runCallControl(deps: AppDeps, input: CallControlInput): Pr
     throw err;
   }
 
-  await audit([entry('_requested', agentLegUuid)]);
+  // The row's id is read in the transaction that writes it: an answer never names an uncommitted row.
+  const requestAuditId = await evidence(async (sql) => {
+    await appendAuditSql(sql, tenantId, [entry('_requested', agentLegUuid)]);
+    return requestRowId(sql, tenantId, input.callAttemptId, action, input.controlId);
+  });
 
   try {
     switch (action) {
@@ -150,5 +163,5 @@ export async function runCallControl(deps: AppDeps, input: CallControlInput): Pr
   await audit([entry('', agentLegUuid, { outcome: 'succeeded', at })]).catch((e: unknown) =>
     deps.logger.error({ err: (e as Error).message, call_id: callUuid, action }, 'call-control outcome row could not be written; the command ran'),
   );
-  return { agentLegUuid, at };
+  return { agentLegUuid, at, requestAuditId };
 }

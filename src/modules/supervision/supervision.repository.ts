@@ -158,3 +158,17 @@ export async function failSession(sql: SqlTx, tenantId: string, id: string, reas
     [tenantId, id, reason],
   );
 }
+
+/**
+ * The id of the request row `supervision.<mode>_requested` of one session, read in the transaction
+ * that wrote it; its absence fails that transaction, so nothing is sent without a row to name.
+ */
+export async function requestRowId(sql: SqlTx, tenantId: string, callUuid: string, mode: SupervisionMode, sessionId: string): Promise<string> {
+  const [row] = await sql.query<{ id: string }>(
+    `SELECT id::text AS id FROM audit_log
+      WHERE tenant_id = $1::uuid AND subject_type = 'call' AND subject_id = $2 AND action = $3 AND payload->>'session_id' = $4`,
+    [tenantId, callUuid, `supervision.${mode}_requested`, sessionId],
+  );
+  if (!row) throw new Error(`the ${mode} request row was not found after its insert`);
+  return row.id;
+}

@@ -51,7 +51,7 @@ ${
    the control link down is 503 \`esl_unavailable\` with both rows evidenced (supervision.${mode}_requested, then supervision.${mode}
    outcome failed, cause ESL_UNAVAILABLE); a consumer leg no longer on the switch is 409 \`conflict\` (nothing asked, no evidence);
    the audit row supervision.${mode}_requested (actor = the principal; payload call_id, mode, supervisor_ext, supervisor_agent_id,
-   session_id, target_uuid, replaces) is committed BEFORE any switch command, or the answer is 503 \`audit_unavailable\` and nothing
+   session_id, target_uuid, replaces) is committed BEFORE any switch command (the answer's audit_id), or the answer is 503 \`audit_unavailable\` and nothing
    is sent; then this supervisor's previous leg on the call is hung up (one active mode per supervisor per call: that session
    ends with end_reason replaced and is named in \`replaced\`); then the command. The supervisor leg not answering within
    ${SUPERVISOR_RING_SECONDS} s (NO_ANSWER) or the switch refusing (-ERR, e.g. USER_NOT_REGISTERED) is 502 \`supervision_failed\` with the

@@ -17,10 +17,21 @@ const dateTime = z.string().openapi({ format: 'date-time' });
 
 export const SupervisionResultSchema = z
   .object({
-    id: z.string().openapi({ format: 'uuid', description: 'The supervision session: one per (call, supervisor, mode) request' }),
+    action: z.enum(SUPERVISION_MODES).openapi({ description: 'The supervision mode applied (the verb of the path); equals mode' }),
     call_id: z.string().openapi({ description: 'The switch call uuid of the consumer leg (call_uuid of the original CDR row)' }),
-    mode: z.enum(SUPERVISION_MODES),
     supervisor_ext: z.string().openapi({ description: 'The extension the supervisor leg rang' }),
+    session_id: z
+      .string()
+      .uuid()
+      .nullable()
+      .openapi({ description: 'The eavesdrop session (listen, whisper, barge) the supervisor leg holds; null for takeover, which leaves a bridged call rather than a session' }),
+    audit_id: z.string().uuid().openapi({ description: 'The evidence row supervision.<action>_requested committed before the switch command (an audit log entry id)' }),
+    to_number: z
+      .string()
+      .nullable()
+      .openapi({ description: 'The consumer’s number of the call masked to its last four digits (`***1234`); null when the call has none', example: '***1234' }),
+    id: z.string().openapi({ format: 'uuid', description: 'The supervision record: one per (call, supervisor, mode) request, takeover included (session_id is this id except for takeover)' }),
+    mode: z.enum(SUPERVISION_MODES),
     supervisor_agent_id: z.string().openapi({ format: 'uuid', description: 'The agent (role supervisor or admin) that extension belongs to' }),
     leg_uuid: z.string().openapi({ description: 'The supervisor leg on the switch' }),
     status: z.literal('active').openapi({ description: 'Always active: the leg answered and the switch accepted the command (every failure is an error response)' }),

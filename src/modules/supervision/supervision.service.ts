@@ -3,6 +3,7 @@ import type { AppDeps } from '../../deps';
 import { actorOf, appendAuditSql } from '../../lib/audit';
 import type { Principal } from '../../lib/context';
 import { AppError, conflict, forbidden, internal, notFound, unprocessable } from '../../lib/errors';
+import { maskPhone } from '../../lib/phone';
 import { withTenantSql, type SqlTx } from '../../lib/tenancy';
 import { supervisionWorkflow } from '../../../workflows/supervision.workflow';
 import { isSipExtension } from '../agents/agent.rules';
@@ -34,7 +35,7 @@ const REFUSALS: Record<RefusalReason, (detail: string) => AppError> = {
 
 type Decision =
   | { kind: 'refused'; reason: RefusalReason; detail: string; supervisorAgentId: string; extra: Record<string, unknown> }
-  | { kind: 'reserved'; input: SupervisionInput; previous: LiveSession | null };
+  | { kind: 'reserved'; input: SupervisionInput; previous: LiveSession | null; toNumber: string | null };
 
 function toAppError(err: unknown, mode: SupervisionMode): AppError {
   const failure = applicationFailureOf(err);
@@ -117,6 +118,7 @@ async function decide(deps: AppDeps, req: SupervisionRequest, maxSessions: numbe
     return {
       kind: 'reserved',
       previous,
+      toNumber: call.toNumber,
       input: {
         tenantId,
         callUuid,
@@ -158,7 +160,7 @@ export async function superviseCall(deps: AppDeps, req: SupervisionRequest): Pro
     throw REFUSALS[decision.reason](decision.detail);
   }
 
-  const { input, previous } = decision;
+  const { input, previous, toNumber } = decision;
   try {
     const outcome = await deps.temporal.workflow.execute(supervisionWorkflow, {
       workflowId: supervisionWorkflowId(tenantId, req.callUuid, input.supervisor.agentId),
@@ -166,10 +168,14 @@ export async function superviseCall(deps: AppDeps, req: SupervisionRequest): Pro
       args: [input],
     });
     return {
-      id: input.sessionId,
+      action: req.mode,
       call_id: req.callUuid,
-      mode: req.mode,
       supervisor_ext: req.supervisorExt,
+      session_id: req.mode === 'takeover' ? null : input.sessionId,
+      audit_id: outcome.requestAuditId,
+      to_number: maskPhone(toNumber),
+      id: input.sessionId,
+      mode: req.mode,
       supervisor_agent_id: input.supervisor.agentId,
       leg_uuid: outcome.legUuid,
       status: 'active',

@@ -4,7 +4,7 @@ import { appendAuditSql, type ActorType, type AuditEntry } from '../../lib/audit
 import { withTenantSql, type SqlTx } from '../../lib/tenancy';
 import { createSwitchCommands, EslCommandError, EslUnavailableError, type SwitchCommands } from '../../switch/esl';
 import { bridgedAgentLeg } from '../call-control/call-control.switch';
-import { activateSession, failSession, replaceSession } from './supervision.repository';
+import { activateSession, failSession, replaceSession, requestRowId } from './supervision.repository';
 import { commandFor, type SupervisionCommand, type SupervisionMode } from './supervision.rules';
 
 /**
@@ -45,6 +45,8 @@ export interface SupervisionInput {
 export interface SupervisionOutcome {
   legUuid: string;
   startedAt: string;
+  /** The request row (supervision.<mode>_requested) committed before the command. */
+  requestAuditId: string;
 }
 
 const nonRetryable = (message: string, type: string, details: unknown[] = []) => ApplicationFailure.create({ message, type, nonRetryable: true, details });
@@ -155,7 +157,7 @@ export async function runSupervision(deps: AppDeps, input: SupervisionInput): Pr
     await release('audit_unavailable');
     throw nonRetryable('the evidence row could not be written; no switch command was sent', SUPERVISION_FAILURES.auditUnavailable);
   };
-  const write = (work: (sql: SqlTx) => Promise<void>) => withTenantSql(deps.db, tenantId, work);
+  const write = <T>(work: (sql: SqlTx) => Promise<T>): Promise<T> => withTenantSql(deps.db, tenantId, work);
   const eslDown = async (): Promise<never> => {
     try {
       await write((sql) => appendAuditSql(sql, tenantId, [entry('_requested', null), entry('', null, { outcome: 'failed', cause: 'ESL_UNAVAILABLE' })]));
@@ -181,11 +183,12 @@ export async function runSupervision(deps: AppDeps, input: SupervisionInput): Pr
   }
   const targetUuid = targets.command.kind === 'eavesdrop' ? targets.command.targetUuid : targets.command.consumerUuid;
 
-  let replaced = true;
+  // null: the previous session was ended or replaced meanwhile, and nothing was written.
+  let requestAuditId: string | null;
   try {
-    await write(async (sql) => {
+    requestAuditId = await write(async (sql) => {
       if (input.previous) {
-        replaced = await replaceSession(sql, tenantId, input.previous.id, {
+        const replaced = await replaceSession(sql, tenantId, input.previous.id, {
           id: input.sessionId,
           callAttemptId: input.callAttemptId,
           callUuid,
@@ -193,14 +196,16 @@ export async function runSupervision(deps: AppDeps, input: SupervisionInput): Pr
           supervisorExt: input.supervisor.extension,
           mode,
         });
-        if (!replaced) return;
+        if (!replaced) return null;
       }
       await appendAuditSql(sql, tenantId, [entry('_requested', targetUuid)]);
+      // Read in the writing transaction: the answer never names an uncommitted row.
+      return requestRowId(sql, tenantId, callUuid, mode, input.sessionId);
     });
   } catch (err) {
     return auditUnavailable(err);
   }
-  if (!replaced) throw nonRetryable('the supervisor’s previous session on this call was ended meanwhile', SUPERVISION_FAILURES.replacedMeanwhile);
+  if (requestAuditId === null) throw nonRetryable('the supervisor’s previous session on this call was ended meanwhile', SUPERVISION_FAILURES.replacedMeanwhile);
 
   const outcome = (extra: Record<string, unknown>, session: (sql: SqlTx) => Promise<void>) =>
     write(async (sql) => {
@@ -232,5 +237,5 @@ export async function runSupervision(deps: AppDeps, input: SupervisionInput): Pr
   }).catch((e: unknown) =>
     deps.logger.error({ err: (e as Error).message, call_id: callUuid, mode, session_id: input.sessionId }, 'supervision outcome could not be written; the leg is up'),
   );
-  return { legUuid, startedAt: startedAt.toISOString() };
+  return { legUuid, startedAt: startedAt.toISOString(), requestAuditId };
 }
