@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { smokeWorkflow } from '../../workflows';
 import path from 'node:path';
 import { ROOT_DIR } from '../../src/config';
 import { withTenant } from '../../src/lib/tenancy';
@@ -59,7 +60,11 @@ describe('a worker killed mid-campaign', () => {
       created.set(uuid, (created.get(uuid) ?? 0) + 1);
     });
 
+    // The worker relays the switch's registration events: it runs (a workflow it hosts has
+    // completed) before the seats register.
     const tenant = await provisionTenant(app);
+    const first = spawnWorker();
+    await app.deps.temporal!.workflow.execute(smokeWorkflow, { taskQueue, workflowId: `smoke-${randomUUID()}`, args: [{ tenantId: tenant.tenantId }] });
     const agents = await seatAgents(app, rig, tenant, 3);
     const campaign = await app.request('POST', '/v1/campaigns', { token: tenant.apiKey, body: { name: `fault-${randomUUID()}`, campaign_type: 'progressive' } });
     const campaignId: string = campaign.body.campaign.id;
@@ -71,7 +76,6 @@ describe('a worker killed mid-campaign', () => {
       Array.from({ length: LEADS }, (_, i) => numberEnding(prefix, i, 10 + i)),
     );
 
-    const first = spawnWorker();
     const started = await app.request('POST', `/v1/campaigns/${campaignId}/start`, {
       token: tenant.apiKey,
       body: { tick_ms: 200, batch_size: 5, call_ttl_ms: 8000 },

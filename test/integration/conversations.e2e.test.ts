@@ -164,8 +164,9 @@ describe('a telephone conversation recorded from the call itself', () => {
     const [debtId] = await seedLeads(env.app, tenant, campaignId, [phoneEnding(HUMAN)]);
     const extension = await withTenant(env.app.deps.db, tenant.tenantId, async (tx) => (await tx.agent.findUniqueOrThrow({ where: { id: agentId! } })).sipExtension!);
 
-    // The seat's softphone is gone: the consumer answers, nobody can be rung, the seller message plays.
-    env.rig.sim.unregister(extension);
+    // The seat's softphone answers too late: the consumer waits past the two seconds, the agent leg is
+    // hung up and the seller message is spoken.
+    env.rig.sim.setAnswerDelay(extension, 2600);
     const abandoned = await placedCall(env, tenant, campaignId, debtId!);
     expect(abandoned.final).toMatchObject({ disposition: 'abandoned', agent_id: null });
     expect(abandoned.final.answered_at).not.toBeNull();
@@ -176,6 +177,7 @@ describe('a telephone conversation recorded from the call itself', () => {
     const next = await placedCall(env, tenant, campaignId, debtId!);
     expect(next.final.disposition).toBe('abandoned');
     expect(await ledgerOf(env, tenant, debtId!)).toEqual({ conversations: [], lastConversationAt: null });
+    env.rig.sim.setAnswerDelay(extension, 0);
 
     // The agent's right-party disposition of the first (answered) attempt is a conversation,
     // dated at that call's answer, and it alone blocks the next dial.
