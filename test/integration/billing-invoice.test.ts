@@ -130,7 +130,7 @@ describe('GET /v1/billing/invoice', () => {
       total_usd: '572.1295',
     });
     const byKind = lines(res);
-    expect(Object.keys(byKind)).toEqual(['seats', 'voice_ai', 'house_minutes', 'did_overage', 'did_overage_customer', 'sms']);
+    expect(Object.keys(byKind)).toEqual(['seats', 'voice_ai', 'house_minutes', 'inbound_minutes', 'did_overage', 'did_overage_customer', 'sms']);
     expect(byKind.seats).toMatchObject({ quantity: 3, unit_price_usd: '99.0000', amount_usd: '297.0000' });
     expect(byKind.voice_ai).toMatchObject({ quantity: 2, unit_price_usd: null, amount_usd: '200.0000' });
     expect(byKind.house_minutes).toMatchObject({ quantity: 6, unit_price_usd: '0.0150', amount_usd: '0.0900' });
@@ -227,6 +227,7 @@ describe('GET /v1/billing/summary', () => {
         'seats,"3 billed seats (tenant seats 3, floor 3)",3,seat_month,99.0000,297.0000',
         'voice_ai,voice-AI add-on off,0,ai_call,,0.0000',
         'house_minutes,"answered outbound minutes, per started minute",0,minute,0.0150,0.0000',
+        'inbound_minutes,"answered inbound minutes, per started minute",0,minute,0.0100,0.0000',
         'did_overage,"0 house DIDs held in the period, 10 included",0,pack_of_10,25.0000,0.0000',
         'did_overage_customer,"0 customer DIDs held in the period, 10 included",0,pack_of_10,25.0000,0.0000',
         'sms,charged SMS segments (ledger prices),0,segment,,0.0000',

@@ -128,6 +128,12 @@ describe('inbound calls', () => {
       { source: 'inbound', callAttemptId: original.id, phone: caller },
     ]);
     expect((await gates(tenant, debtId, campaignId, caller)).regf_post_contact).toBe('block');
+    // Billed as an inbound minute (the call talked under a minute: one started minute), not a house minute.
+    const summary = await app.request('GET', '/v1/billing/summary', { token: tenant.apiKey });
+    expect(summary.status).toBe(200);
+    const lines = Object.fromEntries((summary.body.line_items as Array<{ kind: string }>).map((i) => [i.kind, i]));
+    expect(lines.inbound_minutes).toMatchObject({ quantity: 1, unit: 'minute', unit_price_usd: '0.0100', amount_usd: '0.0100' });
+    expect(lines.house_minutes).toMatchObject({ quantity: 0, amount_usd: '0.0000' });
     // The seat is free again.
     await waitFor(
       async () => ((await withTenant(app.deps.db, tenant.tenantId, (tx) => tx.agent.findUniqueOrThrow({ where: { id: seat.agentId } }))).presence !== 'on_call' ? true : undefined),

@@ -82,6 +82,7 @@ export async function ledgerSums(sql: SqlTx): Promise<Record<LedgerKind, string>
 
 export interface MeteredUsage {
   answered_minutes: number;
+  inbound_minutes: number;
   sms_segments: number;
   sms_cost: string;
   ai_calls: number;
@@ -102,12 +103,14 @@ export async function meteredUsage(sql: SqlTx, from: Date, to: Date): Promise<Me
        SELECT DISTINCT coalesce(corrects_id, id) AS id FROM call_attempts
         WHERE tenant_id = app_tenant_id() AND answered_at >= $1 AND answered_at < $2
      ), final AS (
-       SELECT DISTINCT ON (t.id) x.answered_at, x.ended_at
+       SELECT DISTINCT ON (t.id) x.answered_at, x.ended_at, x.direction
          FROM touched t JOIN call_attempts x ON x.id = t.id OR x.corrects_id = t.id
         ORDER BY t.id, x.corrects_id IS NULL, x.inserted_at DESC
      )
      SELECT (SELECT coalesce(sum(ceil(extract(epoch FROM ended_at - answered_at) / 60)), 0)::int FROM final
-              WHERE answered_at >= $1 AND answered_at < $2 AND ended_at > answered_at) AS answered_minutes,
+              WHERE answered_at >= $1 AND answered_at < $2 AND ended_at > answered_at AND direction = 'outbound') AS answered_minutes,
+            (SELECT coalesce(sum(ceil(extract(epoch FROM ended_at - answered_at) / 60)), 0)::int FROM final
+              WHERE answered_at >= $1 AND answered_at < $2 AND ended_at > answered_at AND direction = 'inbound') AS inbound_minutes,
             (SELECT coalesce(sum(segments), 0)::int FROM sms_messages
               WHERE tenant_id = app_tenant_id() AND cost_usd IS NOT NULL AND occurred_at >= $1 AND occurred_at < $2) AS sms_segments,
             (SELECT coalesce(sum(cost_usd), 0)::text FROM sms_messages

@@ -18,11 +18,12 @@ const PRICE_NOTE = `Line items (kind, description, quantity, unit, unit_price_us
   on the invoice at least ${PRICES.voiceAiMinimumUsd} USD (max(metered, ${PRICES.voiceAiMinimumUsd})); 0.0000 while the add-on is off.
   quantity is the metered AI calls.
 - house_minutes: answered minutes of outbound calls (each call's final CDR state, answer to end, per started minute) × ${PRICES.houseMinuteUsd} USD.
+- inbound_minutes: answered minutes of inbound calls (a consumer calling a DID; counted the same way) × ${PRICES.inboundMinuteUsd} USD.
 - did_overage, did_overage_customer: the DIDs of origin house, respectively customer, held at any time in the period (added before
   its end and not retired before its start); ${PRICES.didIncluded} of each
   are included, beyond that ${PRICES.didPackUsd} USD per started pack of ${PRICES.didPackSize} (quantity = packs).
 - sms: the SMS ledger's charged rows (the sent transitions) in the window, at the price each was charged at; quantity = segments.
-Kinds the service has no source or price for (did_rent, inbound_minutes, wav_surcharge) are not listed.`;
+Kinds the service has no source or price for (did_rent, wav_surcharge) are not listed.`;
 
 const artifactHeader = {
   [ARTIFACT_HASH_HEADER]: { description: 'Lowercase hex SHA-256 of the body bytes', schema: { type: 'string' as const, pattern: '^[0-9a-f]{64}$' } },

@@ -23,6 +23,11 @@ export const PRICES = {
   seatFloor: 3,
   /** Per answered minute of an outbound call, each call billed per started minute. */
   houseMinuteUsd: '0.0150',
+  /**
+   * Per answered minute of an inbound call (a consumer calling a DID), each call billed per started
+   * minute: the carrier's inbound leg costs less than an outbound termination.
+   */
+  inboundMinuteUsd: '0.0100',
   /** DIDs of each origin (house, customer) included before packs are billed. */
   didIncluded: 10,
   didPackSize: 10,
@@ -123,7 +128,7 @@ export function monthWindow(month: string): { from: Date; to: Date } | null {
   return { from: new Date(Date.UTC(y, mo, 1)), to: new Date(Date.UTC(y, mo + 1, 1)) };
 }
 
-export const LINE_KINDS = ['seats', 'voice_ai', 'house_minutes', 'did_overage', 'did_overage_customer', 'sms'] as const;
+export const LINE_KINDS = ['seats', 'voice_ai', 'house_minutes', 'inbound_minutes', 'did_overage', 'did_overage_customer', 'sms'] as const;
 export type LineKind = (typeof LINE_KINDS)[number];
 
 export interface LineItem {
@@ -140,6 +145,8 @@ export interface Usage {
   houseDids: number;
   customerDids: number;
   answeredMinutes: number;
+  /** Answered minutes of inbound calls (per started minute). */
+  inboundMinutes: number;
   smsSegments: number;
   smsCost: bigint;
   aiCalls: number;
@@ -185,6 +192,7 @@ export function lineItems(u: Usage, minimums: boolean): LineItem[] {
       aiAmount,
     ),
     line('house_minutes', 'answered outbound minutes, per started minute', u.answeredMinutes, 'minute', PRICES.houseMinuteUsd, BigInt(u.answeredMinutes) * toMicros(PRICES.houseMinuteUsd)),
+    line('inbound_minutes', 'answered inbound minutes, per started minute', u.inboundMinutes, 'minute', PRICES.inboundMinuteUsd, BigInt(u.inboundMinutes) * toMicros(PRICES.inboundMinuteUsd)),
     line('did_overage', `${u.houseDids} house DIDs held in the period, ${PRICES.didIncluded} included`, housePacks, 'pack_of_10', PRICES.didPackUsd, BigInt(housePacks) * toMicros(PRICES.didPackUsd)),
     line('did_overage_customer', `${u.customerDids} customer DIDs held in the period, ${PRICES.didIncluded} included`, customerPacks, 'pack_of_10', PRICES.didPackUsd, BigInt(customerPacks) * toMicros(PRICES.didPackUsd)),
     line('sms', 'charged SMS segments (ledger prices)', u.smsSegments, 'segment', null, u.smsCost),

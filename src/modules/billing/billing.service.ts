@@ -34,7 +34,8 @@ import {
 } from './billing.rules';
 
 /** Metered spend: SMS and voice-AI as charged, answered minutes at the house minute rate. */
-const spendOf = (u: MeteredUsage): bigint => toMicros(u.sms_cost) + toMicros(u.ai_cost) + BigInt(u.answered_minutes) * toMicros(PRICES.houseMinuteUsd);
+const spendOf = (u: MeteredUsage): bigint =>
+  toMicros(u.sms_cost) + toMicros(u.ai_cost) + BigInt(u.answered_minutes) * toMicros(PRICES.houseMinuteUsd) + BigInt(u.inbound_minutes) * toMicros(PRICES.inboundMinuteUsd);
 
 const monthOf = (now: Date) => monthWindow(periodKeyOf(now))!;
 
@@ -232,6 +233,7 @@ async function linesOf(sql: SqlTx, w: Window, minimums: boolean) {
       houseDids: facts.house_dids,
       customerDids: facts.customer_dids,
       answeredMinutes: u.answered_minutes,
+      inboundMinutes: u.inbound_minutes,
       smsSegments: u.sms_segments,
       smsCost: toMicros(u.sms_cost),
       aiCalls: u.ai_calls,
