@@ -691,10 +691,11 @@ describe('with a worker: the run follows the lifecycle', () => {
     const s = res.body.stats;
     expect(Object.keys(s).sort()).toEqual(['blocked', 'dialed', 'finished', 'idle', 'in_flight', 'pacing', 'reaped']);
     expect(Object.keys(s.pacing).sort()).toEqual(['abandoned', 'abandonment_rate', 'connected', 'ratio', 'tokens']);
-    // No leads: every counter is zero, the ratio starts at one.
-    expect(s).toMatchObject({ dialed: 0, blocked: 0, finished: 0, reaped: 0, in_flight: 0, pacing: { ratio: 1, abandoned: 0, connected: 0, abandonment_rate: null } });
+    // No leads: every counter is zero, the ratio starts at one. The ratio is a decimal string (SPEC: decimal fields are JSON strings)
+    // with four decimal places.
+    expect(s).toMatchObject({ dialed: 0, blocked: 0, finished: 0, reaped: 0, in_flight: 0, pacing: { ratio: '1.0000', abandoned: 0, connected: 0, abandonment_rate: null } });
     for (const v of [s.dialed, s.blocked, s.finished, s.reaped, s.in_flight, s.pacing.abandoned, s.pacing.connected]) expect(Number.isInteger(v)).toBe(true);
-    expect(typeof s.pacing.ratio).toBe('number');
+    expect(s.pacing.ratio).toMatch(/^\d+\.\d{4}$/);
     expect(s.pacing.tokens === null || Number.isInteger(s.pacing.tokens)).toBe(true);
 
     await callOk(tenant, id, 'stop', undefined, runApp);

@@ -11,6 +11,7 @@ import { laneFor, laneReceives, ticketLane } from '../../src/modules/live/live.l
 import { LISTENER_APPLICATION_NAME } from '../../src/modules/live/live.listener';
 import { startHttpServer } from '../../src/runtime';
 import { ADMIN_TOKEN, createUserSession, provisionTenant, startTestApp, uniqueName, type ProvisionedTenant, type TestApp } from '../helpers/harness';
+import { runWorker, type RunningWorker } from '../helpers/dial-loop';
 import { insertAgentWidgetToken } from '../helpers/widget';
 
 jest.setTimeout(60_000);
@@ -589,6 +590,42 @@ describe('websocket live floor', () => {
       expect(agentSocket.frames.filter((f) => f.event === 'campaign.stats')).toEqual([]);
       await Promise.all([socket.close(), agentSocket.close()]);
     });
+  });
+});
+
+describe('campaign.stats of an open run', () => {
+  const taskQueue = `live-stats-${randomUUID()}`;
+  let runApp: TestApp;
+  let worker: RunningWorker;
+  beforeAll(async () => {
+    runApp = await startTestApp({ ...LIVE_ENV, TEMPORAL_TASK_QUEUE: taskQueue });
+    worker = await runWorker(runApp, taskQueue);
+  });
+  afterAll(async () => {
+    await worker?.stop();
+    await runApp?.close();
+  });
+
+  it('pushes the run counters with the pacing ratio and abandonment rate as decimal strings, as the stats route answers them', async () => {
+    const t = await provisionTenant(runApp);
+    const created = await runApp.request('POST', '/v1/campaigns', { token: t.apiKey, body: { name: uniqueName('floor-run') } });
+    expect(created.status).toBe(201);
+    const id: string = created.body.campaign.id;
+    expect((await runApp.request('POST', `/v1/campaigns/${id}/start`, { token: t.apiKey, body: { tick_ms: 200 } })).status).toBe(200);
+    const socket = await open(runApp.port, await mintTicket(runApp, t.apiKey));
+
+    const frame = await socket.frame((f) => f.event === 'campaign.stats' && f.data?.campaign_id === id && f.data?.running === true, 30_000, 'campaign.stats of the open run');
+    const route = await runApp.request('GET', `/v1/campaigns/${id}/stats`, { token: t.apiKey });
+    expect(route.body.running).toBe(true);
+    // Sampled at another moment than the route: the same payload in shape, the decimals rendered the same way.
+    for (const payload of [frame.data, route.body]) {
+      expect(Object.keys(payload.stats.pacing).sort()).toEqual(['abandoned', 'abandonment_rate', 'connected', 'ratio', 'tokens']);
+      expect(payload.stats.pacing).toMatchObject({ ratio: '1.0000', abandonment_rate: null, abandoned: 0, connected: 0 });
+    }
+    expect(Object.keys(frame.data.stats).sort()).toEqual(Object.keys(route.body.stats).sort());
+
+    expect((await runApp.request('POST', `/v1/campaigns/${id}/stop`, { token: t.apiKey })).status).toBe(200);
+    await socket.close();
   });
 });
 

@@ -6,6 +6,7 @@ import { createRouter, errorResponses, IdParam, jsonBody, jsonContent, z } from 
 import { DEFAULT_RUNNER_OPTIONS, RunnerOptionsBody } from '../dialer/runner-options';
 import { acceptedStates, LIFECYCLE_VERBS, lifecycleTarget } from './campaign-lifecycle.rules';
 import { campaignRunStats, transitionCampaign } from './campaign-lifecycle.service';
+import { PACING_DECIMALS, RATE_PATTERN, RATIO_PATTERN } from './campaign-stats.view';
 import { CampaignEnvelope } from './campaign.schemas';
 
 const security = [{ bearer: [] }];
@@ -26,10 +27,17 @@ ai_agent_not_live (no agent, or the campaign's agent is not live), ai_concurrenc
 ai_monthly_budget_usd)`,
     }),
     pacing: z.object({
-      ratio: z.number().openapi({ description: 'Lines per available agent the predictive pacer uses now' }),
+      ratio: z
+        .string()
+        .regex(RATIO_PATTERN)
+        .openapi({ description: `Lines per available agent the predictive pacer uses now: a decimal string with ${PACING_DECIMALS} decimal places`, example: '1.0200' }),
       abandoned: z.number().int(),
       connected: z.number().int(),
-      abandonment_rate: z.number().nullable().openapi({ description: 'Over the last 200 human-answered calls; null before the first' }),
+      abandonment_rate: z
+        .string()
+        .regex(RATE_PATTERN)
+        .nullable()
+        .openapi({ description: `Share of the last 200 human-answered calls that were abandoned, 0 to 1: a decimal string with ${PACING_DECIMALS} decimal places; null before the first`, example: '0.0150' }),
       tokens: z.number().int().nullable().openapi({ description: 'Dials still allowed this second under max_cps; null without a ceiling' }),
     }),
   })

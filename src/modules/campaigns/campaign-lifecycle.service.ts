@@ -8,6 +8,7 @@ import { campaignRunWorkflowId } from '../../../workflows/ids';
 import { carrierGatewayOf } from '../carriers/carrier.service';
 import { DEFAULT_RUNNER_OPTIONS, type RunnerOptions } from '../dialer/runner-options';
 import { acceptedStates, lifecycleTarget, type CampaignVerb } from './campaign-lifecycle.rules';
+import { campaignRunStatsView } from './campaign-stats.view';
 import { campaignView } from './campaign.views';
 
 type Actor = { type: ActorType; id: string | null };
@@ -128,5 +129,5 @@ export async function campaignRunStats(deps: AppDeps, tenantId: string, id: stri
       }
     }
   }
-  return { campaign_id: row.id, state: row.state, running: stats !== null, stats };
+  return { campaign_id: row.id, state: row.state, running: stats !== null, stats: stats === null ? null : campaignRunStatsView(stats) };
 }
