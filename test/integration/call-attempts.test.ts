@@ -377,7 +377,8 @@ describe('GET /v1/calls/{call_id}', () => {
   it('answers the original row by its switch call uuid, never a correction that shares it', async () => {
     const res = await get(f.tenant, `/v1/calls/${f.rows.first.callUuid}`);
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body)).toEqual(['call']);
+    expect(Object.keys(res.body)).toEqual(['call', 'timeline']);
+    expect(Array.isArray(res.body.timeline)).toBe(true);
     expect(Object.keys(res.body.call).sort()).toEqual(CALL_ATTEMPT_FIELDS);
     expect(res.body.call).toMatchObject({ id: f.rows.first.id, corrects_id: null, disposition: 'answered_human', call_uuid: f.rows.first.callUuid });
     const live = await get(f.tenant, `/v1/calls/${f.rows.live.callUuid}`);

@@ -151,6 +151,7 @@ describe('graceful shutdown of the API (src/main.ts)', () => {
     const steps = stepsOf(api);
     expect(steps).toEqual([
       'http (stop accepting, close websockets, drain requests)',
+      'simulated softphones',
       'temporal worker (in-flight activities finish or are cancelled)',
       'metrics listener',
       'object store',

@@ -242,9 +242,11 @@ describe('SMS providers', () => {
       expect((await row(a, own.id)).name).toBe('Main');
     });
 
-    it('has no DELETE route', async () => {
+    it('has no DELETE route (405 with Allow, CONTRACT section 14)', async () => {
       const own = await create(a.apiKey);
-      expect((await app.request('DELETE', `/v1/sms/providers/${own.id}`, { token: a.apiKey })).status).toBe(404);
+      const del = await app.request('DELETE', `/v1/sms/providers/${own.id}`, { token: a.apiKey });
+      expect({ status: del.status, code: del.body?.error?.code }).toEqual({ status: 405, code: 'method_not_allowed' });
+      expect(String(del.headers.allow).split(/,\s*/).sort()).toEqual(expect.arrayContaining(['GET', 'PATCH']));
       expect((await get(a.apiKey, own.id)).status).toBe(200);
     });
   });

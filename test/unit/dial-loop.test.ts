@@ -125,14 +125,12 @@ describe('RunnerOptionsBody', () => {
     for (const bad of [42, true, ['a'], { name: 'a' }]) expect(refuses({ [key]: bad })[0]!.path).toEqual([key]);
   });
 
-  it('accepts gateway names of letters, digits, dot, underscore or hyphen up to 64 characters', () => {
+  it('accepts a gateway of up to 64 characters in the run input (the switch gateway derived from a carrier id)', () => {
     for (const gw of ['default', 'carrier-a', 'trunk_2', 'sip.provider.example', 'A', 'g'.repeat(64)]) expect(accepts({ gateway: gw }).gateway).toBe(gw);
   });
 
-  it('refuses gateway strings that would change the dial string', () => {
-    for (const gw of ['', 'g'.repeat(65), 'a/b', 'a b', 'a,b', 'a|b', 'gw{x=1}', 'gw\n', 'gw;x', '../etc', 'gw@host', 'gatéway']) {
-      expect(refuses({ gateway: gw })[0]!.path).toEqual(['gateway']);
-    }
+  it('refuses a gateway longer than a carrier id (the carrier itself is checked when the run starts)', () => {
+    expect(refuses({ gateway: 'g'.repeat(65) })[0]!.path).toEqual(['gateway']);
   });
 
   it('accepts domain names and addresses for agent_domain', () => {
@@ -496,9 +494,10 @@ describe('toCallSignal', () => {
     expect(toCallSignal(ev('DTMF'), plain)).toBeNull();
   });
 
-  it('CHANNEL_EXECUTE_COMPLETE is playback_done for playback only', () => {
+  it('CHANNEL_EXECUTE_COMPLETE is playback_done for speak and playback only', () => {
     expect(toCallSignal(ev('CHANNEL_EXECUTE_COMPLETE', { Application: 'playback' }), plain)).toEqual({ kind: 'playback_done', seq: '1001' });
-    for (const app of ['park', 'bridge', 'speak', 'Playback', '']) expect(toCallSignal(ev('CHANNEL_EXECUTE_COMPLETE', { Application: app }), plain)).toBeNull();
+    expect(toCallSignal(ev('CHANNEL_EXECUTE_COMPLETE', { Application: 'speak' }), plain)).toEqual({ kind: 'playback_done', seq: '1001' });
+    for (const app of ['park', 'bridge', 'Playback', '']) expect(toCallSignal(ev('CHANNEL_EXECUTE_COMPLETE', { Application: app }), plain)).toBeNull();
     expect(toCallSignal(ev('CHANNEL_EXECUTE_COMPLETE'), plain)).toBeNull();
   });
 
