@@ -437,6 +437,7 @@ describe('debts (read routes, call history, cease-and-desist)', () => {
         id: rows.first.id,
         tenant_id: tenant.tenantId,
         debt_id: id,
+        direction: 'outbound',
         campaign_id: campaign.id,
         agent_id: null,
         consumer_ref: 'eve',

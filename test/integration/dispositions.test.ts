@@ -130,6 +130,7 @@ describe('POST /v1/call_attempts/{id}/disposition: the correction row', () => {
       id: expect.stringMatching(UUID_RE),
       tenant_id: f.tenant.tenantId,
       debt_id: f.debtId,
+      direction: 'outbound',
       campaign_id: f.campaignId,
       agent_id: f.agentId,
       consumer_ref: 'cons',

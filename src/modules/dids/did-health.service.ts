@@ -18,7 +18,7 @@ export async function didHealth(deps: AppDeps, tenantId: string, id: string, que
     const [figures] = await sql.query<{ dials: number; answered: number; short_calls: number }>(
       `WITH originals AS (
          SELECT o.id FROM call_attempts o
-          WHERE o.corrects_id IS NULL AND o.from_number = $1
+          WHERE o.corrects_id IS NULL AND o.from_number = $1 AND o.direction = 'outbound'
             AND coalesce(o.started_at, o.inserted_at) >= $2 AND coalesce(o.started_at, o.inserted_at) < $3
             AND coalesce(o.disposition, '') <> 'not_placed'
        ), final AS (
