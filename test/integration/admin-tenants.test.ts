@@ -51,6 +51,7 @@ const AGENT_FIELDS = [
   'device_mode',
   'login_enabled',
   'presence',
+  'registered',
   'created_at',
   'updated_at',
 ].sort();
@@ -250,6 +251,7 @@ describe('operator (admin) tenant routes', () => {
         device_mode: 'browser',
         login_enabled: false,
         presence: 'offline',
+        registered: false,
         created_at: expect.stringMatching(ISO_RE),
         updated_at: expect.stringMatching(ISO_RE),
       });

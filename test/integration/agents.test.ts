@@ -10,7 +10,7 @@ const MiB = 1024 * 1024;
 const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 // SPEC "Agent", in order.
-const FIELDS = ['id', 'tenant_id', 'name', 'email', 'role', 'status', 'sip_extension', 'device_mode', 'login_enabled', 'presence', 'created_at', 'updated_at'];
+const FIELDS = ['id', 'tenant_id', 'name', 'email', 'role', 'status', 'sip_extension', 'device_mode', 'login_enabled', 'presence', 'registered', 'created_at', 'updated_at'];
 type Presence = 'offline' | 'available' | 'ringing' | 'on_call' | 'wrap_up' | 'paused';
 
 function expectError(res: HttpResult, status: number, code: string, messagePart?: RegExp) {
@@ -84,6 +84,7 @@ describe('agents and seats', () => {
         device_mode: 'browser',
         login_enabled: false,
         presence: 'offline',
+        registered: false,
         created_at: expect.stringMatching(ISO_RE),
         updated_at: expect.stringMatching(ISO_RE),
       });
