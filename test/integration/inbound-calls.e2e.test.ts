@@ -27,7 +27,7 @@ beforeAll(async () => {
   worker = await runWorker(app, taskQueue);
 });
 afterAll(async () => {
-  await recordWorkflowHistories('inbound-calls', [taskQueue], { inboundCallWorkflow: 2 });
+  await recordWorkflowHistories('inbound-calls', [taskQueue], { inboundCallWorkflow: 3 });
   await worker?.stop();
   await app?.close();
   await rig?.close();
@@ -140,6 +140,36 @@ describe('inbound calls', () => {
       10_000,
       'the seat released',
     );
+  });
+
+  it('an ivr route speaks the menu of the campaign it names, and the transfer key bridges a reachable seat', async () => {
+    const tenant = await provisionTenant(app);
+    const seat = await checkInSeat(app, tenant);
+    await registerSeat(app, rig, tenant, seat);
+    const created = await app.request('POST', '/v1/campaigns', {
+      token: tenant.apiKey,
+      body: {
+        name: `inbound-ivr-${randomUUID()}`,
+        campaign_type: 'survey',
+        ivr_menu: { prompt: 'Press 1 for our hours, 2 for an agent.', entries: { '1': { submenu: { prompt: 'We are open nine to five. Press 9 to end.', entries: { '9': { action: 'hangup' } } } }, '2': { action: 'transfer_agent' } } },
+      },
+    });
+    expect({ status: created.status, body: created.status === 201 ? null : created.body }).toEqual({ status: 201, body: null });
+    const r = await route(tenant, { dest_type: 'ivr', dest_ref: created.body.campaign.id });
+
+    const caller = nextNumber();
+    const uuid = rig.sim.inboundCall({ from: caller, to: r.e164 });
+    await waitFor(() => Promise.resolve(rig.sim.spoken(uuid).length > 0 ? true : undefined), 15_000, 'the menu spoken');
+    // The caller talks for talkMs after the answer: the key comes as soon as the menu was said.
+    expect(rig.sim.spoken(uuid).map((t) => t.text)).toEqual(['Press 1 for our hours, 2 for an agent.']);
+    rig.sim.dtmf(uuid, '2');
+    const { original, final, timeline } = await finishedCall(tenant, uuid);
+    // No debt has the caller's number: the call is kept without one.
+    expect(original).toMatchObject({ direction: 'inbound', debt_id: null, to_number: caller });
+    expect(final).toMatchObject({ disposition: 'answered_human', agent_id: seat.agentId });
+    expect(timeline.filter((t) => t.event === 'spoken').map((t) => t.purpose)).toEqual(['menu']);
+    expect(timeline.filter((t) => t.event === 'digit').map((t) => t.digit)).toEqual(['2']);
+    expect(timeline.find((t) => t.event === 'bridged')).toMatchObject({ agent_id: seat.agentId });
   });
 
   it('a queue route with the tenant flag off ends the leg unanswered, and inbound calls never count toward 7-in-7', async () => {
