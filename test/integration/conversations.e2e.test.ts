@@ -116,7 +116,7 @@ async function agentFree(e: Env, tenant: ProvisionedTenant, agentId: string) {
 const ledgerOf = (e: Env, tenant: ProvisionedTenant, debtId: string) =>
   withTenant(e.app.deps.db, tenant.tenantId, async (tx) => ({
     conversations: await tx.conversation.findMany({ where: { debtId }, orderBy: { occurredAt: 'asc' } }),
-    lastConversationAt: (await tx.debt.findUniqueOrThrow({ where: { id: debtId } })).lastConversationAt,
+    debtLastConversationAt: (await tx.debt.findUniqueOrThrow({ where: { id: debtId } })).lastConversationAt,
   }));
 
 async function expectBlockedPostContact(e: Env, tenant: ProvisionedTenant, campaignId: string, debtId: string) {
@@ -139,7 +139,7 @@ describe('a telephone conversation recorded from the call itself', () => {
     const { original, final } = await placedCall(env, tenant, campaignId, debtId!);
     expect(final).toMatchObject({ disposition: 'answered_human', agent_id: agentId });
 
-    const { conversations, lastConversationAt } = await ledgerOf(env, tenant, debtId!);
+    const { conversations, debtLastConversationAt } = await ledgerOf(env, tenant, debtId!);
     expect(conversations).toHaveLength(1);
     const [bridge] = conversations;
     expect(bridge).toMatchObject({ source: 'agent_bridge', callAttemptId: original.id, phoneE164: phone });
@@ -147,7 +147,7 @@ describe('a telephone conversation recorded from the call itself', () => {
     // At the bridge: after the answer, before the hangup.
     expect(bridge!.occurredAt.getTime()).toBeGreaterThanOrEqual(Date.parse(final.answered_at));
     expect(bridge!.occurredAt.getTime()).toBeLessThanOrEqual(Date.parse(final.ended_at));
-    expect(lastConversationAt).toEqual(bridge!.occurredAt);
+    expect(debtLastConversationAt).toEqual(bridge!.occurredAt);
 
     await agentFree(env, tenant, agentId!);
     await expectBlockedPostContact(env, tenant, campaignId, debtId!);
@@ -170,13 +170,13 @@ describe('a telephone conversation recorded from the call itself', () => {
     const abandoned = await placedCall(env, tenant, campaignId, debtId!);
     expect(abandoned.final).toMatchObject({ disposition: 'abandoned', agent_id: null });
     expect(abandoned.final.answered_at).not.toBeNull();
-    expect(await ledgerOf(env, tenant, debtId!)).toEqual({ conversations: [], lastConversationAt: null });
+    expect(await ledgerOf(env, tenant, debtId!)).toEqual({ conversations: [], debtLastConversationAt: null });
 
     // The next dial goes out; it is abandoned too, and still nothing is a conversation.
     await agentFree(env, tenant, agentId!);
     const next = await placedCall(env, tenant, campaignId, debtId!);
     expect(next.final.disposition).toBe('abandoned');
-    expect(await ledgerOf(env, tenant, debtId!)).toEqual({ conversations: [], lastConversationAt: null });
+    expect(await ledgerOf(env, tenant, debtId!)).toEqual({ conversations: [], debtLastConversationAt: null });
     env.rig.sim.setAnswerDelay(extension, 0);
 
     // The agent's right-party disposition of the first (answered) attempt is a conversation,
@@ -203,7 +203,7 @@ describe('a telephone conversation recorded from the call itself', () => {
     const machine = await placedCall(env, tenant, campaignId, debtId!);
     expect(machine.final).toMatchObject({ disposition: 'machine', amd_verdict: 'MACHINE' });
     expect(machine.final.answered_at).not.toBeNull();
-    expect(await ledgerOf(env, tenant, debtId!)).toEqual({ conversations: [], lastConversationAt: null });
+    expect(await ledgerOf(env, tenant, debtId!)).toEqual({ conversations: [], debtLastConversationAt: null });
 
     await agentFree(env, tenant, agentId!);
     const next = await dial(env, tenant, campaignId, debtId!);
@@ -272,8 +272,8 @@ describe('the hiatus counted in the consumer’s zone across a daylight-saving c
       body: { disposition: 'conversation' },
     });
     expect(disposed.status).toBe(201);
-    const { lastConversationAt } = await ledgerOf(shifted, tenant, debtId!);
-    expect(lastConversationAt).toEqual(new Date(call.final.answered_at));
+    const { debtLastConversationAt } = await ledgerOf(shifted, tenant, debtId!);
+    expect(debtLastConversationAt).toEqual(new Date(call.final.answered_at));
 
     const postContact = async (local: DateTime) => {
       const [decision] = await evaluate(

@@ -530,7 +530,7 @@ describe('POST /v1/call_attempts/{id}/disposition: compliance facts', () => {
   async function ledger(f: Fixture) {
     return withTenant(app.deps.db, f.tenant.tenantId, async (tx) => ({
       conversations: await tx.conversation.findMany({ where: { debtId: f.debtId }, orderBy: { recordedAt: 'asc' } }),
-      lastConversationAt: (await tx.debt.findUniqueOrThrow({ where: { id: f.debtId } })).lastConversationAt,
+      debtLastConversationAt: (await tx.debt.findUniqueOrThrow({ where: { id: f.debtId } })).lastConversationAt,
     }));
   }
 
@@ -547,12 +547,12 @@ describe('POST /v1/call_attempts/{id}/disposition: compliance facts', () => {
     await consent(f, 'voice');
     const res = await dispose(f.tenant, f.original.id, bodyOf(code));
     expect(res.status).toBe(201);
-    const { conversations, lastConversationAt } = await ledger(f);
+    const { conversations, debtLastConversationAt } = await ledger(f);
     expect(conversations).toEqual([
       expect.objectContaining({ source: 'disposition', callAttemptId: f.original.id, phoneE164: f.original.toNumber, occurredAt: answeredAt }),
     ]);
     expect(conversations[0]!.evidence).toMatchObject({ correction_id: res.body.call_attempt.id, disposition: code });
-    expect(lastConversationAt).toEqual(answeredAt);
+    expect(debtLastConversationAt).toEqual(answeredAt);
     expect((await writtenFor(f)).audit[0]!.payload).toMatchObject({ conversation_recorded: true, do_not_call: null });
 
     // Day 1 is 1 November in Denver: refused through 7 November, allowed on the 8th.
@@ -588,7 +588,7 @@ describe('POST /v1/call_attempts/{id}/disposition: compliance facts', () => {
     );
     for (const code of ['conversation', 'callback_requested']) expect((await dispose(f.tenant, unanswered.id, { disposition: code })).status).toBe(201);
     for (const code of ['left_message', 'answered_human', 'busy']) expect((await dispose(f.tenant, f.original.id, { disposition: code })).status).toBe(201);
-    expect(await ledger(f)).toEqual({ conversations: [], lastConversationAt: null });
+    expect(await ledger(f)).toEqual({ conversations: [], debtLastConversationAt: null });
   });
 
   describe('listings a keyword START cannot lift', () => {
