@@ -1,13 +1,5 @@
 import { condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
-import type {
-  InboundActivities,
-  InboundCallInput,
-  InboundCallResult,
-  InboundEventSignalName,
-  InboundOutcome,
-  InboundRecordingStart,
-  InboundSignal,
-} from '../src/contracts/inbound-call';
+import type { InboundActivities, InboundCallInput, InboundCallResult, InboundEventSignalName, InboundOutcome, InboundRecordingStart, InboundSignal } from '../src/contracts/inbound-call';
 import type { RecordingActivities } from '../activities/recording.activities';
 import { promptAt, resolveKey } from './call-flow';
 
