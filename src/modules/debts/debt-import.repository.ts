@@ -1,3 +1,4 @@
+import type { Pool } from 'pg';
 import type { SqlTx } from '../../lib/tenancy';
 
 /**
@@ -267,4 +268,14 @@ export async function addPriorAttempts(sql: SqlTx, tenantId: string, reports: { 
     [JSON.stringify(reports), tenantId],
   );
   return rows[0]?.n ?? 0;
+}
+
+/**
+ * Refreshes the planner statistics of the tables an import writes when the rows just written are a
+ * tenth or more of what they know (the owner-side function decides); true when it ran ANALYZE.
+ * Statistics are not tenant data: the call names no tenant.
+ */
+export async function refreshImportStatistics(pool: Pool, rowsWritten: number): Promise<boolean> {
+  const { rows } = await pool.query<{ refreshed: boolean }>('SELECT refresh_import_statistics($1::int) AS refreshed', [rowsWritten]);
+  return rows[0]?.refreshed ?? false;
 }

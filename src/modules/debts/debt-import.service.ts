@@ -11,6 +11,7 @@ import {
   insertNewDebts,
   lockTenantImports,
   reclassifyNumbers,
+  refreshImportStatistics,
   storedVerification,
   updateExistingDebts,
   upsertContacts,
@@ -82,7 +83,7 @@ export async function importDebts(deps: AppDeps, tenantId: string, actor: Actor,
   const importId = randomUUID();
   const bodySha256 = sha256Of(JSON.stringify(body));
 
-  return withTenantSql(deps.db, tenantId, async (sql) => {
+  const outcome = await withTenantSql(deps.db, tenantId, async (sql) => {
     await lockTenantImports(sql, tenantId);
 
     const campaignIds = [...new Set(candidates.flatMap((c) => (c.item.campaign_id ? [c.item.campaign_id] : [])))];
@@ -182,6 +183,10 @@ export async function importDebts(deps: AppDeps, tenantId: string, actor: Actor,
         prior_attempts_added: priorAttemptsAdded,
       },
     }]);
-    return { imported: accepted.length, failed };
+    return { result: { imported: accepted.length, failed }, created };
   });
+  // After commit: the statistics must see the new rows, and the owner-side ANALYZE is a no-op
+  // unless the import grew the tables by a tenth or more.
+  if (outcome.created > 0) await refreshImportStatistics(deps.db.pool, outcome.created);
+  return outcome.result;
 }

@@ -1,0 +1,60 @@
+import { provisionTenant, startTestApp, uniqueName, type TestApp } from '../helpers/harness';
+
+/** What the planner currently believes about the debts table (readable by any role). */
+async function knownDebtRows(app: TestApp): Promise<number> {
+  const { rows } = await app.deps.db.pool.query<{ reltuples: number }>(`SELECT reltuples FROM pg_class WHERE oid = 'public.debts'::regclass`);
+  return Number(rows[0]!.reltuples);
+}
+
+let phoneSeq = 0;
+const debtsOf = (n: number) =>
+  Array.from({ length: n }, () => ({
+    external_ref: uniqueName('ext'),
+    consumer_ref: uniqueName('c'),
+    amount_cents: 1000,
+    contacts: [{ phone_e164: `+1212556${String(phoneSeq++ % 10000).padStart(4, '0')}` }],
+  }));
+
+describe('debt pages after bulk imports', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it('an import that grows the tables by a tenth refreshes the planner statistics, so pages plan on real counts', async () => {
+    const tenant = await provisionTenant(app);
+    const before = await knownDebtRows(app);
+    const n = Math.max(50, Math.ceil(Math.max(before, 0) * 0.1) + 10);
+    const res = await app.request('POST', '/v1/debts/import', { token: tenant.apiKey, body: { debts: debtsOf(n) } });
+    expect(res.status).toBe(200);
+    expect(res.body.imported).toBe(n);
+    expect(await knownDebtRows(app)).toBeGreaterThanOrEqual(Math.max(before, 0) + n);
+  });
+
+  it('a small import leaves the statistics alone (the refresh is a no-op under a tenth)', async () => {
+    const { rows } = await app.deps.db.pool.query<{ refreshed: boolean }>('SELECT refresh_import_statistics(0) AS refreshed');
+    expect(rows[0]!.refreshed).toBe(false);
+  });
+
+  it('pages a tenant in creation order across the cursor, every debt once with its primary contact', async () => {
+    const tenant = await provisionTenant(app);
+    const imported = debtsOf(7);
+    expect((await app.request('POST', '/v1/debts/import', { token: tenant.apiKey, body: { debts: imported } })).status).toBe(200);
+    const seen: { external_ref: string; primary_phone: string | null; contact_count: number }[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: Awaited<ReturnType<TestApp['request']>> = await app.request('GET', `/v1/debts?limit=3${cursor ? `&cursor=${cursor}` : ''}`, {
+        token: tenant.apiKey,
+      });
+      expect(page.status).toBe(200);
+      expect(page.body.debts.length).toBeLessThanOrEqual(3);
+      seen.push(...page.body.debts);
+      cursor = page.body.next_cursor;
+    } while (cursor);
+    expect(seen.map((d) => d.external_ref).sort()).toEqual(imported.map((d) => d.external_ref).sort());
+    for (const d of seen) expect(d.contact_count).toBe(1);
+  });
+});
