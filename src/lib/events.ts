@@ -1,7 +1,18 @@
 import type { SqlTx } from './tenancy';
 
-/** The v1 event catalog (SPEC "Events"): closed, six names. */
-export const EVENT_CATALOG = ['call.ended', 'call.answered', 'promise.recorded', 'sms.received', 'sms.optout', 'recording.available'] as const;
+/**
+ * The v1 event catalog: SPEC "Events" closes it at six names; `billing.threshold_crossed` (issue 19)
+ * is this service's one addition, so a spend alert reaches the tenant's systems like any other fact.
+ */
+export const EVENT_CATALOG = [
+  'call.ended',
+  'call.answered',
+  'promise.recorded',
+  'sms.received',
+  'sms.optout',
+  'recording.available',
+  'billing.threshold_crossed',
+] as const;
 export type EventName = (typeof EVENT_CATALOG)[number];
 
 /** PostgreSQL channels: the dispatcher wakes on the first, every API process fans the second out to its sockets. */
