@@ -158,7 +158,7 @@ describe('call recording capture with the switch simulator', () => {
     expect(row!.durationSecs).toBe(Math.floor((row!.endedAt!.getTime() - row!.startedAt.getTime()) / 1000));
     expect(row!.durationSecs).toBeGreaterThanOrEqual(1);
     expect(row!.localTz).toBeTruthy();
-    expect(row!.retainedUntil.toISOString().slice(0, 10)).toBe(addMonths(row!.createdAt, 24));
+    expect(row!.retainedUntil.toISOString().slice(0, 10)).toBe(addMonths(row!.createdAt, 36));
 
     // Every CDR row of the call links the recording once it is captured: the call, the attempt list, the debt's attempts.
     const uri = `/v1/recordings/${row!.id}`;
