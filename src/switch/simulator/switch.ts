@@ -121,7 +121,9 @@ const STATE_NUMBERS: Record<string, number> = {
 /** Applications an originate (`&app(arg)`) or a transfer may run. */
 export const ORIGINATE_APPS: ReadonlySet<string> = new Set(['park', 'echo', 'bridge', 'playback', 'speak', 'sleep', 'eavesdrop', 'three_way', 'hangup']);
 /** Applications `sendmsg <uuid>` with `call-command: execute` may run. */
-const SENDMSG_APPS: ReadonlySet<string> = new Set(['playback', 'speak', 'sleep', 'set', 'export', 'answer', 'hangup', 'park', 'amd']);
+const SENDMSG_APPS: ReadonlySet<string> = new Set([
+  'playback', 'speak', 'sleep', 'set', 'export', 'answer', 'hangup', 'park', 'amd', 'record_session', 'stop_record_session',
+]);
 /** The modules the simulator models (`module_exists`); the one TTS engine among them is flite. */
 const MODULES: ReadonlySet<string> = new Set(['mod_commands', 'mod_dptools', 'mod_sofia', 'mod_event_socket', 'mod_amd', 'mod_flite']);
 /** Channels whose spoken texts stay readable after their hangup (the oldest are forgotten first). */
@@ -844,6 +846,15 @@ export class SwitchCore {
       case 'bridge':
         this.appBridge(ch, arg, appUuid);
         return;
+      case 'record_session':
+      case 'stop_record_session': {
+        this.execEvent('CHANNEL_EXECUTE', ch, app, arg, appUuid);
+        const [file = '', limit] = arg.trim().split(/\s+/);
+        const response = app === 'record_session' ? this.recordCommand(ch, 'start', file, limit) : this.recordCommand(ch, 'stop', file);
+        ch.vars.set('current_application_response', response.trim());
+        finish(response.trim());
+        return;
+      }
       case 'eavesdrop':
       case 'three_way':
         this.startEavesdrop(ch, arg.trim(), app === 'three_way', appUuid);
@@ -1171,8 +1182,19 @@ export class SwitchCore {
     if (!uuid || !action || !file) return USAGE.record;
     const ch = this.live(uuid);
     if (!ch) return NO_SUCH_CHANNEL;
-    switch (action.toLowerCase()) {
+    return this.recordCommand(ch, action.toLowerCase(), file, limit);
+  }
+
+  /**
+   * uuid_record's and record_session's work on a live channel. FreeSWITCH records only a channel
+   * whose media is up (switch_ivr_record_session: "Media not enabled on channel"): a leg still
+   * ringing (the simulator models no early media) is refused.
+   */
+  private recordCommand(ch: Channel, action: string, file: string, limit?: string): string {
+    if (!file) return USAGE.record;
+    switch (action) {
       case 'start': {
+        if (ch.phase !== 'answered') return '-ERR Cannot record session!\n';
         const limitSec = limit !== undefined && /^\d+$/.test(limit) ? Number(limit) : undefined;
         return this.recordStart(ch, this.resolveRecording(file), limitSec) ? '+OK Success\n' : '-ERR Cannot record session!\n';
       }
