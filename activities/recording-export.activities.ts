@@ -83,7 +83,7 @@ export function createRecordingExportActivities(deps: AppDeps) {
       }
 
       const completed = await withTenantSql(deps.db, tenantId, async (sql) => {
-        const done = await completeExport(sql, tenantId, exportId, { rowCount: included.length, storageKey: key, sizeBytes: archive.sizeBytes, sha256: archive.sha256 });
+        const done = await completeExport(sql, tenantId, exportId, { rowCount: included.length, audioFiles: archive.audioIncluded, storageKey: key, sizeBytes: archive.sizeBytes, sha256: archive.sha256 });
         if (done) {
           await appendAuditSql(sql, tenantId, [
             {

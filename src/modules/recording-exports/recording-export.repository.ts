@@ -87,14 +87,14 @@ export async function completeExport(
   sql: SqlTx,
   tenantId: string,
   id: string,
-  result: { rowCount: number; storageKey: string; sizeBytes: number; sha256: string },
+  result: { rowCount: number; audioFiles: number; storageKey: string; sizeBytes: number; sha256: string },
 ): Promise<boolean> {
   const rows = await sql.query(
     `UPDATE recording_exports
-        SET status = 'done', row_count = $3, storage_key = $4, size_bytes = $5, sha256 = $6, heartbeat_at = now(), finished_at = now()
+        SET status = 'done', row_count = $3, audio_files = $7, storage_key = $4, size_bytes = $5, sha256 = $6, heartbeat_at = now(), finished_at = now()
       WHERE tenant_id = $1::uuid AND id = $2::uuid AND status = 'running'
       RETURNING id`,
-    [tenantId, id, result.rowCount, result.storageKey, result.sizeBytes, result.sha256],
+    [tenantId, id, result.rowCount, result.storageKey, result.sizeBytes, result.sha256, result.audioFiles],
   );
   return rows.length > 0;
 }
