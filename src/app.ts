@@ -3,6 +3,7 @@ import type { MiddlewareHandler } from 'hono';
 import { requestId } from 'hono/request-id';
 import type { AppDeps } from './deps';
 import { authenticate } from './lib/auth';
+import { UNAUTHENTICATED_V1 } from './lib/auth-scope';
 import type { AppEnv } from './lib/context';
 import { bodySizeLimit, closeOnUnreadBody, errorHandler, rejectNulInput, requestLogging, requireJsonBodies, routeNotFound } from './lib/http-middleware';
 import type { HttpMetrics } from './lib/metrics';
@@ -60,13 +61,6 @@ import { aiConversationRoutes } from './modules/ai-conversations/ai-conversation
 import { billingRoutes } from './modules/billing/billing.routes';
 import { adminBillingRoutes } from './modules/tenants/admin-billing.routes';
 import { switchDirectoryRoutes } from './modules/switch-directory/switch-directory.routes';
-
-/**
- * /v1 paths that carry no tenant bearer (their own auth, or none). Provider webhooks
- * (/webhooks/sms/...) live outside /v1 on purpose: neither the bearer nor the JSON-only rule
- * applies to them; they authenticate by signature in their own module.
- */
-const UNAUTHENTICATED_V1 = [/^\/v1\/auth\//, /^\/v1\/admin\//, /^\/v1\/openapi\.json$/, /^\/v1\/docs(\/|$)/, /^\/v1\/ws$/];
 
 function tenantAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
   const auth = authenticate(deps);
@@ -131,7 +125,7 @@ Content-Type, Content-Length, Content-Disposition and Cache-Control: no-store.`,
     });
   }
   app.route('/', healthRoutes(deps));
-  app.route('/', docsRoutes(() => app));
+  app.route('/', docsRoutes(() => app, deps.config));
   app.route('/', authRoutes(deps));
   app.route('/', adminTenantRoutes(deps));
   app.route('/', adminDidRoutes(deps));
