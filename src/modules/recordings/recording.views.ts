@@ -60,7 +60,7 @@ export const RecordingSchema = z
     two_party_consent_state: z.string().nullable().openapi({ description: 'State code whose all-party consent rule applied, else null' }),
     attest_a: z.boolean(),
     ai_used: z.boolean(),
-    retained_until: z.string().openapi({ format: 'date', description: 'YYYY-MM-DD, frozen at creation from the tenant retention' }),
+    retained_until: z.string().openapi({ format: 'date', description: 'YYYY-MM-DD: the creation date (UTC) plus the tenant retention_months, re-dated when PUT /v1/tenant/retention changes it; the audio is purged after this day unless legal_hold' }),
     legal_hold: z.boolean(),
     audio_available: z.boolean().openapi({
       description: 'Design addition: false once retention purged the audio (the row stays as evidence); playback and exports then have no audio',
