@@ -1,7 +1,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import { SERVICE_NAME, SERVICE_VERSION } from '../../config';
 import type { AppDeps } from '../../deps';
-import { createRouter, jsonContent, z } from '../../lib/openapi';
+import { createRouter, errorResponses, jsonContent, z } from '../../lib/openapi';
 
 const CheckStatus = z.enum(['ok', 'down']);
 
@@ -26,7 +26,7 @@ export function healthRoutes(deps: AppDeps) {
       tags: ['Operations'],
       summary: 'Liveness and dependency health (no auth)',
       description: '`status` is `degraded` when a dependency check fails; the answer is 200 either way so the body can be read.',
-      responses: { 200: jsonContent(HealthSchema, 'Health') },
+      responses: { 200: jsonContent(HealthSchema, 'Health'), ...errorResponses(413) },
     }),
     async (c) => {
       const database = await deps.db.pool.query('SELECT 1').then(
