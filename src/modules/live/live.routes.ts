@@ -46,11 +46,18 @@ ${FLOOR}`,
     async (c) => c.json(await mintTicket(deps, c.get('principal')), 200),
   );
 
+  app.openAPIRegistry.registerComponent('securitySchemes', 'wsTicket', {
+    type: 'apiKey',
+    in: 'query',
+    name: 'ticket',
+    description: 'Single-use websocket ticket from POST /v1/ws/ticket (the long-lived bearer never goes into a URL)',
+  });
   app.openapi(
     createRoute({
       method: 'get',
       path: WS_PATH,
       tags,
+      security: [{ wsTicket: [] }],
       summary: 'The websocket live floor (upgrade with a ticket)',
       description: `A websocket handshake (\`Upgrade: websocket\`, \`Sec-WebSocket-Version: 13\`) with \`?ticket=\` from \`POST /v1/ws/ticket\`; no
 bearer header. The ticket is spent by the first handshake that presents it, whatever its outcome. Answers before the upgrade, each with
@@ -74,6 +81,8 @@ ${FLOOR}`,
         403: errorContent('Suspended tenant (forbidden)'),
         426: errorContent('Not a websocket upgrade (bad_request with status 426)'),
         429: errorContent('Connection cap of the tenant or widget token reached (too_many_connections)'),
+        // No 2xx exists for a websocket handshake (101 is its success); the middleware's 413 and a server fault land here.
+        default: errorContent('Any other answer before the upgrade (413 payload_too_large, 500 internal), with the error envelope'),
       },
     }),
     (c) => {
