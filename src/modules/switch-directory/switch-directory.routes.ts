@@ -51,10 +51,16 @@ export function switchDirectoryRoutes(deps: AppDeps) {
     c.get('logger').debug({ action: req.action ?? null, served }, 'switch directory request');
     return c.body(xml, 200, { 'Content-Type': 'text/xml; charset=utf-8', 'Cache-Control': 'no-store' });
   });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'switchDirectory', {
+    type: 'http',
+    scheme: 'basic',
+    description: "The switch's credential: HTTP basic auth with the deployment's SWITCH_DIRECTORY_TOKEN as the password (any user name)",
+  });
   app.openAPIRegistry.registerPath({
     method: 'post',
     path: SWITCH_DIRECTORY_PATH,
     tags: ['Switch'],
+    security: [{ switchDirectory: [] }],
     summary: "The switch's SIP directory (FreeSWITCH mod_xml_curl `directory` binding)",
     description: `Called by the switch, never by a tenant: outside \`/v1\`, authenticated by HTTP basic auth whose password is the
 deployment's SWITCH_DIRECTORY_TOKEN (mod_xml_curl \`gateway-credentials\`, any user name; compared in constant time). A missing
