@@ -217,7 +217,7 @@ describe('operator (admin) tenant routes', () => {
         id: expect.stringMatching(UUID_RE),
         name,
         status: 'active',
-        retention_months: 24,
+        retention_months: 36,
         seats: 3,
         tier: 'starter',
         voice_ai_enabled: false,

@@ -35,3 +35,21 @@ export async function lockIfStillDue(sql: SqlTx, recordingId: string): Promise<P
 export async function markAudioPurged(sql: SqlTx, recordingId: string): Promise<void> {
   await sql.query('UPDATE recordings SET audio_purged_at = now() WHERE id = $1', [recordingId]);
 }
+
+/**
+ * Re-dates the session tenant's recordings whose audio is still kept to their creation date (UTC)
+ * plus `months`, the formula insertRecording uses; answers how many moved. Held recordings move
+ * too: the hold, not the date, keeps them.
+ */
+export async function redateRetention(sql: SqlTx, months: number): Promise<number> {
+  const rows = await sql.query<{ n: number }>(
+    `WITH moved AS (
+       UPDATE recordings SET retained_until = ((created_at AT TIME ZONE 'UTC')::date + make_interval(months => $1::int))::date
+        WHERE tenant_id = app_tenant_id() AND audio_purged_at IS NULL
+          AND retained_until <> ((created_at AT TIME ZONE 'UTC')::date + make_interval(months => $1::int))::date
+       RETURNING 1)
+     SELECT count(*)::int AS n FROM moved`,
+    [months],
+  );
+  return rows[0]?.n ?? 0;
+}

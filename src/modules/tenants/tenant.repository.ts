@@ -1,5 +1,5 @@
 import type { Database } from '../../lib/db';
-import { withTenantSql } from '../../lib/tenancy';
+import { withTenantSql, type SqlTx } from '../../lib/tenancy';
 import type { TenantRecord } from './tenant.views';
 
 // Aliases match the Prisma model's field names so both paths share one view.
@@ -19,5 +19,25 @@ export async function findTenantById(db: Database, tenantId: string): Promise<Te
   const rows = await withTenantSql(db, tenantId, (sql) =>
     sql.query<TenantRecord>(`SELECT ${TENANT_COLUMNS} FROM tenants WHERE id = $1`, [tenantId]),
   );
+  return rows[0] ?? null;
+}
+
+/** The tenant row, locked until the transaction ends (null: no such tenant). */
+export async function lockTenantRow(sql: SqlTx, tenantId: string): Promise<TenantRecord | null> {
+  const rows = await sql.query<TenantRecord>(`SELECT ${TENANT_COLUMNS} FROM tenants WHERE id = $1::uuid FOR UPDATE`, [tenantId]);
+  return rows[0] ?? null;
+}
+
+export async function updateRetentionMonths(sql: SqlTx, tenantId: string, months: number): Promise<TenantRecord> {
+  const rows = await sql.query<TenantRecord>(`UPDATE tenants SET retention_months = $2::int WHERE id = $1::uuid RETURNING ${TENANT_COLUMNS}`, [
+    tenantId,
+    months,
+  ]);
+  return rows[0]!;
+}
+
+/** A dashboard user's role and status (null: not a user of the session tenant). */
+export async function findUserRole(sql: SqlTx, userId: string): Promise<{ role: string; status: string } | null> {
+  const rows = await sql.query<{ role: string; status: string }>('SELECT role, status FROM users WHERE id = $1::uuid', [userId]);
   return rows[0] ?? null;
 }

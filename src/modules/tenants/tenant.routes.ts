@@ -6,8 +6,8 @@ import { notFound } from '../../lib/errors';
 import { createRouter, errorResponses, IdParam, jsonBody, jsonContent, z } from '../../lib/openapi';
 import { UserSchema } from '../users/user.schemas';
 import { getCurrentUser } from '../users/user.service';
-import { PatchTenantBody, TenantEnvelope, TenantSchema } from './tenant.schemas';
-import { getTenant, renameTenant } from './tenant.service';
+import { PatchTenantBody, PutRetentionBody, RetentionResult, TenantEnvelope, TenantSchema } from './tenant.schemas';
+import { getTenant, renameTenant, setRetentionMonths } from './tenant.service';
 
 const security = [{ bearer: [] }];
 const tags = ['Tenant'];
@@ -53,6 +53,25 @@ export function tenantRoutes(deps: AppDeps) {
       const principal = c.get('principal');
       return c.json({ tenant: await renameTenant(deps, principal.tenantId, actorOf(principal), c.req.valid('json').name) }, 200);
     },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'put',
+      path: '/v1/tenant/retention',
+      tags,
+      security,
+      middleware: [requireManagement],
+      summary: 'Set how long call recordings are kept',
+      description:
+        'Sets `retention_months`, 36 to 240: Regulation F keeps the records that evidence compliance, call recordings included, three years after the last collection activity (12 CFR 1006.100(a)), so a value below 36, above 240 or not an integer is 400 `bad_request` naming the field. Every recording whose audio is still kept is re-dated in the same transaction to its creation date (UTC) plus the new value, so the hourly retention sweep purges by the new horizon (a longer retention keeps audio a shorter one would have purged); a recording under legal hold keeps its audio whatever its date. A `dd_` key or a `ddu_` session of an `account_admin` user may change it: a member is 403 `forbidden`, as is a widget token. Audited as `tenant.retention_changed` with the old and new value and the count re-dated; repeating the current value changes and records nothing. Unknown body keys are 400.',
+      request: { body: jsonBody(PutRetentionBody) },
+      responses: {
+        200: jsonContent(RetentionResult, 'The tenant with its new retention, and how many recordings were re-dated'),
+        ...errorResponses(400, 401, 403, 413, 415),
+      },
+    }),
+    async (c) => c.json(await setRetentionMonths(deps, c.get('principal'), c.req.valid('json').retention_months), 200),
   );
 
   app.openapi(

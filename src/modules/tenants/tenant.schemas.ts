@@ -4,6 +4,12 @@ export const TIERS = ['starter', 'growth', 'scale', 'enterprise', 'dialer_core',
 export type Tier = (typeof TIERS)[number];
 export const PLAN_STATUSES = ['active', 'trialing', 'past_due', 'suspended', 'cancelled'] as const;
 export type PlanStatus = (typeof PLAN_STATUSES)[number];
+/**
+ * retention_months bounds (the tenants.retention_months CHECK): Regulation F keeps the records that
+ * evidence compliance three years after the last collection activity (12 CFR 1006.100(a)).
+ */
+export const MIN_RETENTION_MONTHS = 36;
+export const MAX_RETENTION_MONTHS = 240;
 /** The tenant's wrap-up cap bounds (the tenants.agent_wrap_up_seconds CHECK). */
 export const MAX_AGENT_WRAP_UP_SECONDS = 3600;
 
@@ -34,7 +40,9 @@ export const TenantSchema = z
     id: z.string().uuid(),
     name: z.string(),
     status: z.enum(['active', 'suspended']),
-    retention_months: z.number().int(),
+    retention_months: z.number().int().openapi({
+      description: `Months a call recording's audio is kept after its creation (${MIN_RETENTION_MONTHS} to ${MAX_RETENTION_MONTHS}, default ${MIN_RETENTION_MONTHS}); set through PUT /v1/tenant/retention`,
+    }),
     seats: z.number().int(),
     tier: z.enum(TIERS),
     voice_ai_enabled: z.boolean(),
@@ -137,3 +145,29 @@ export type AdminPatchTenantInput = z.infer<typeof AdminPatchTenantBody>;
 
 /** PATCH /v1/tenant: only `name` is editable; other keys are ignored (SPEC). */
 export const PatchTenantBody = z.object({ name: z.string() }).openapi('PatchTenant');
+
+const RETENTION_BOUNDS_MESSAGE = `must be an integer from ${MIN_RETENTION_MONTHS} to ${MAX_RETENTION_MONTHS}: Regulation F (12 CFR 1006.100(a)) requires keeping evidence of compliance, call recordings included, for three years`;
+
+/** PUT /v1/tenant/retention. */
+export const PutRetentionBody = z
+  .strictObject({
+    retention_months: z
+      .number()
+      .int(RETENTION_BOUNDS_MESSAGE)
+      .min(MIN_RETENTION_MONTHS, RETENTION_BOUNDS_MESSAGE)
+      .max(MAX_RETENTION_MONTHS, RETENTION_BOUNDS_MESSAGE)
+      .openapi({
+        description: `Months a recording's audio is kept after its creation, ${MIN_RETENTION_MONTHS} (three years, the Regulation F record-keeping minimum) to ${MAX_RETENTION_MONTHS}`,
+        example: 60,
+      }),
+  })
+  .openapi('PutTenantRetention');
+
+export const RetentionResult = z
+  .object({
+    tenant: TenantSchema,
+    recordings_redated: z.number().int().min(0).openapi({
+      description: 'Recordings whose retained_until moved to their creation date plus the new retention (0 when the value did not change)',
+    }),
+  })
+  .openapi('TenantRetentionResult');

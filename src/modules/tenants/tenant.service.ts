@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Prisma } from '../../../prisma/generated/client';
 import type { AppDeps } from '../../deps';
-import { appendAudit, type ActorType } from '../../lib/audit';
-import { conflict, isUniqueViolation, notFound, unprocessable } from '../../lib/errors';
-import { withTenant } from '../../lib/tenancy';
+import { actorOf, appendAudit, appendAuditSql, type ActorType } from '../../lib/audit';
+import type { Principal } from '../../lib/context';
+import { conflict, forbidden, isUniqueViolation, notFound, unprocessable } from '../../lib/errors';
+import { withTenant, withTenantSql } from '../../lib/tenancy';
 import { mintToken, sha256Hex } from '../../lib/tokens';
 import {
   MAX_AGENT_WRAP_UP_SECONDS,
@@ -15,7 +16,8 @@ import {
   type Tier,
 } from './tenant.schemas';
 import { isE164, isEmail, SIP_EXTENSION_RE, tierProblem } from './tenant.rules';
-import { findTenantById } from './tenant.repository';
+import { findTenantById, findUserRole, lockTenantRow, updateRetentionMonths } from './tenant.repository';
+import { redateRetention } from '../recordings/recording-retention.repository';
 import { agentView, tenantView } from './tenant.views';
 
 const MAX_NAME = 200;
@@ -227,4 +229,39 @@ export function setTenantStatus(deps: AppDeps, tenantId: string, status: 'active
 export function renameTenant(deps: AppDeps, tenantId: string, actor: { type: ActorType; id: string | null }, name: string) {
   const checked = checkName(name);
   return updateTenant(deps, tenantId, actor, 'tenant.renamed', () => ({ name: checked }));
+}
+
+/**
+ * Sets how long the tenant keeps recordings' audio. Every recording whose audio is still kept is
+ * re-dated to its creation date plus the new value in the same transaction, so the next retention
+ * sweep purges by the new horizon (a longer retention keeps what a shorter one would have purged).
+ * Legal holds are untouched and still win over any date. A dd_ key or an account_admin user may
+ * change it (a member is 403). Audited as tenant.retention_changed; repeating the value changes nothing.
+ */
+export async function setRetentionMonths(deps: AppDeps, principal: Principal, months: number) {
+  const tenantId = principal.tenantId;
+  const actor = actorOf(principal);
+  return withTenantSql(deps.db, tenantId, async (sql) => {
+    if (principal.kind === 'user') {
+      const user = await findUserRole(sql, principal.userId);
+      if (user?.role !== 'account_admin' || user.status !== 'active') throw forbidden('changing retention_months needs the account_admin role');
+    }
+    const row = await lockTenantRow(sql, tenantId);
+    if (!row) throw notFound();
+    const current = row.retentionMonths;
+    if (current === months) return { tenant: tenantView(row, deps.config.AI_MAX_CALL_SECONDS_DEFAULT), recordings_redated: 0 };
+    const updated = await updateRetentionMonths(sql, tenantId, months);
+    const redated = await redateRetention(sql, months);
+    await appendAuditSql(sql, tenantId, [
+      {
+        actorType: actor.type,
+        actorId: actor.id,
+        action: 'tenant.retention_changed',
+        subjectType: 'tenant',
+        subjectId: tenantId,
+        payload: { from: current, to: months, recordings_redated: redated },
+      },
+    ]);
+    return { tenant: tenantView(updated, deps.config.AI_MAX_CALL_SECONDS_DEFAULT), recordings_redated: redated };
+  });
 }
