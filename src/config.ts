@@ -26,6 +26,17 @@ const EnvSchema = z.object({
   // How long SIGTERM lets HTTP requests and worker activities finish before they are cut.
   SHUTDOWN_GRACE_MS: z.preprocess(blankAsUnset, z.coerce.number().int().min(0).max(600_000).default(25_000)),
   HOST: z.string().default('0.0.0.0'),
+  // npm start's processes: API processes share PORT (node cluster), workers poll the task queue
+  // side by side; the dial loop's CPU then never queues an API request behind it.
+  API_PROCESSES: z.preprocess(blankAsUnset, z.coerce.number().int().min(1).max(64).default(1)),
+  WORKER_PROCESSES: z.preprocess(blankAsUnset, z.coerce.number().int().min(0).max(64).default(1)),
+  // Where npm start looks for PostgreSQL when DATABASE_URL is unset, and where it runs an embedded
+  // one (data under DATA_DIR) when nothing answers there.
+  LOCAL_DATABASE_ADDRESS: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9.-]+:\d{1,5}$/, 'host:port')
+    .default('127.0.0.1:5432'),
   DATABASE_URL: optionalString,
   APP_DATABASE_URL: optionalString,
   // A few connections per core: more backends only queue on CPU and locks (on two cores a pool of
@@ -164,6 +175,11 @@ export interface Config extends Env {
 }
 
 export const DEFAULT_DATABASE_URL = 'postgresql://postgres@127.0.0.1:5432/dialer';
+
+/** The owner-side URL of the local server at LOCAL_DATABASE_ADDRESS (the default DATABASE_URL). */
+export function localDatabaseUrl(address: string): string {
+  return `postgresql://postgres@${address}/dialer`;
+}
 export const APP_ROLE = 'dialer_app';
 export const OWNER_ROLE = 'dialer_owner';
 
@@ -187,7 +203,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.NODE_ENV === 'production' && !e.APP_ENCRYPTION_KEY) {
     throw new Error('invalid environment: APP_ENCRYPTION_KEY must be set when NODE_ENV=production (the key that encrypts values at rest, shared by every host)');
   }
-  const ownerDatabaseUrl = e.DATABASE_URL ?? DEFAULT_DATABASE_URL;
+  const ownerDatabaseUrl = e.DATABASE_URL ?? localDatabaseUrl(e.LOCAL_DATABASE_ADDRESS);
   return {
     ...e,
     ownerDatabaseUrl,
