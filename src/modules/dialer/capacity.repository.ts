@@ -1,4 +1,5 @@
 import type { SqlTx } from '../../lib/tenancy';
+import type { HandleSample } from './pacing';
 
 /**
  * A call is in flight from its original row until a correction with `ended_at` exists (the
@@ -49,4 +50,34 @@ export async function dialsLastSecond(sql: SqlTx, now: Date): Promise<number> {
     [now],
   );
   return row?.n ?? 0;
+}
+
+/** How many recent agent-handled calls the handle time is averaged over: recent enough to follow the floor's day. */
+export const HANDLE_SAMPLE_CALLS = 200;
+
+/**
+ * The tenant's last outbound calls answered in the past day that an agent handled (their engine
+ * outcome, the first final row, names the agent): mean time from dial to answer and from answer to
+ * hang-up, with the wrap-up cap that follows each. Walks the answered_at index newest first.
+ */
+export async function handleSample(sql: SqlTx, now: Date): Promise<HandleSample> {
+  const [row] = await sql.query<{ calls: number; answer_ms: number | null; talk_ms: number | null; wrap_up_seconds: number | null }>(
+    `SELECT count(f.agent_id)::int AS calls,
+            (avg(extract(epoch FROM o.answered_at - o.started_at)) FILTER (WHERE f.agent_id IS NOT NULL) * 1000)::float8 AS answer_ms,
+            (avg(extract(epoch FROM f.ended_at - o.answered_at)) FILTER (WHERE f.agent_id IS NOT NULL) * 1000)::float8 AS talk_ms,
+            (SELECT agent_wrap_up_seconds FROM tenants WHERE id = app_tenant_id()) AS wrap_up_seconds
+       FROM (SELECT id, started_at, answered_at FROM call_attempts
+              WHERE answered_at IS NOT NULL AND answered_at > $1::timestamptz - interval '1 day' AND answered_at <= $1::timestamptz
+                AND corrects_id IS NULL AND direction = 'outbound' AND started_at IS NOT NULL
+              ORDER BY answered_at DESC LIMIT $2) o
+       LEFT JOIN LATERAL (SELECT c.agent_id, c.ended_at FROM call_attempts c
+                           WHERE c.corrects_id = o.id AND c.ended_at IS NOT NULL ORDER BY c.inserted_at LIMIT 1) f ON true`,
+    [now, HANDLE_SAMPLE_CALLS],
+  );
+  return {
+    calls: row?.calls ?? 0,
+    meanAnswerMs: row?.answer_ms ?? null,
+    meanTalkMs: row?.talk_ms ?? null,
+    wrapUpSeconds: row?.wrap_up_seconds ?? 0,
+  };
 }

@@ -1,5 +1,7 @@
 import type { SqlTx } from '../../lib/tenancy';
-import type { PlannedShiftStatus } from './planned-shift.rules';
+import { dialableSeatSql } from '../agents/agent.repository';
+import type { ShiftSeat } from '../dialer/pacing';
+import { MAX_SHIFT_HOURS, type PlannedShiftStatus } from './planned-shift.rules';
 import type { PlannedShiftRow } from './planned-shift.views';
 
 const SHIFT_COLUMNS = 's.id, s.agent_id, s.starts_at, s.ends_at, s.note, s.status, s.created_at, s.updated_at';
@@ -79,4 +81,56 @@ export async function cancelShift(sql: SqlTx, id: string): Promise<PlannedShiftR
     [id],
   );
   return rows[0]!;
+}
+
+/**
+ * Scheduled shifts of active agents that overlap [from, to), with where each agent stands now:
+ * dialable (the seat pacing counts, dialableSeatSql) or engaged with a call. No shift lasts more
+ * than MAX_SHIFT_HOURS, which bounds the scan of the starts_at index from below.
+ */
+export async function shiftSeats(sql: SqlTx, from: Date, to: Date): Promise<ShiftSeat[]> {
+  const rows = await sql.query<{ agent_id: string; starts_at: Date; ends_at: Date; dialable: boolean; engaged: boolean }>(
+    `SELECT s.agent_id, s.starts_at, s.ends_at,
+            (${dialableSeatSql('a')}) AS dialable,
+            (a.active_call_attempt_id IS NOT NULL OR a.presence IN ('ringing', 'on_call', 'wrap_up')) AS engaged
+       FROM planned_shifts s JOIN agents a ON a.id = s.agent_id
+      WHERE s.status = 'scheduled' AND a.status = 'active'
+        AND s.starts_at > $1::timestamptz - make_interval(hours => $3) AND s.starts_at < $2::timestamptz AND s.ends_at > $1::timestamptz`,
+    [from, to, MAX_SHIFT_HOURS],
+  );
+  return rows.map((r) => ({ agentId: r.agent_id, startsAt: r.starts_at.getTime(), endsAt: r.ends_at.getTime(), dialable: r.dialable, engaged: r.engaged }));
+}
+
+/** Active agents with a scheduled shift overlapping each of `count` intervals of `minutes` from `from`. */
+export async function plannedPerInterval(sql: SqlTx, from: Date, minutes: number, count: number): Promise<number[]> {
+  const rows = await sql.query<{ planned: number }>(
+    `SELECT count(DISTINCT s.agent_id)::int AS planned
+       FROM generate_series(0, $3 - 1) AS g(i)
+       LEFT JOIN (planned_shifts s JOIN agents a ON a.id = s.agent_id AND a.status = 'active')
+              ON s.status = 'scheduled'
+             AND s.starts_at > $1::timestamptz - make_interval(hours => $4)
+             AND s.starts_at < $1::timestamptz + make_interval(mins => (g.i + 1) * $2)
+             AND s.ends_at > $1::timestamptz + make_interval(mins => g.i * $2)
+      GROUP BY g.i ORDER BY g.i`,
+    [from, minutes, count, MAX_SHIFT_HOURS],
+  );
+  return rows.map((r) => r.planned);
+}
+
+/** Active agents now: online (presence not offline), and of those the ones with a scheduled shift covering `now`. */
+export async function presentAgents(sql: SqlTx, now: Date): Promise<{ present: number; plannedNow: number; plannedPresent: number; dialable: number }> {
+  const [row] = await sql.query<{ present: number; planned_now: number; planned_present: number; dialable: number }>(
+    `SELECT count(*) FILTER (WHERE a.presence <> 'offline')::int AS present,
+            count(*) FILTER (WHERE on_shift.yes)::int AS planned_now,
+            count(*) FILTER (WHERE on_shift.yes AND a.presence <> 'offline')::int AS planned_present,
+            count(*) FILTER (WHERE ${dialableSeatSql('a')})::int AS dialable
+       FROM agents a
+       CROSS JOIN LATERAL (SELECT EXISTS (SELECT 1 FROM planned_shifts s
+                                           WHERE s.agent_id = a.id AND s.status = 'scheduled'
+                                             AND s.starts_at > $1::timestamptz - make_interval(hours => $2)
+                                             AND s.starts_at <= $1::timestamptz AND s.ends_at > $1::timestamptz) AS yes) on_shift
+      WHERE a.status = 'active'`,
+    [now, MAX_SHIFT_HOURS],
+  );
+  return { present: row?.present ?? 0, plannedNow: row?.planned_now ?? 0, plannedPresent: row?.planned_present ?? 0, dialable: row?.dialable ?? 0 };
 }

@@ -3,7 +3,7 @@ import type { AppDeps } from '../../deps';
 import { requireManagement } from '../../lib/auth';
 import { createRouter, errorResponses, jsonContent } from '../../lib/openapi';
 import { capacity } from './capacity.service';
-import { CapacitySchema, PenetrationQuery, PenetrationSchema, PromiseStatsSchema, SummarySchema } from './stats.schemas';
+import { CapacityQuery, CapacitySchema, PenetrationQuery, PenetrationSchema, PromiseStatsSchema, SummarySchema } from './stats.schemas';
 import { parseCampaignIds, penetration, promiseStats, statsSummary } from './stats.service';
 
 const security = [{ bearer: [] }];
@@ -67,10 +67,14 @@ export function statsRoutes(deps: AppDeps) {
       middleware,
       summary: 'The tenant’s dial ceilings and what uses them now',
       description:
-        'limits: the tenant’s max_cps and max_concurrent_channels (each null when unset). channels_in_use: calls in flight, that is original call rows started in the last 24 h with no end of their own, no correction carrying ended_at and not marked not_placed. dials_last_second: original call rows started in the second before the request, the window max_cps is held to. Limits and counts are read in one transaction. supervision is its own lane: limit is the deployment setting MAX_SUPERVISION_CHANNELS (max_supervision_channels), in_use the tenant’s live supervision sessions (pending or active, one per (call, supervisor), on calls that have not ended). Supervisor legs are never counted in channels_in_use and calls are never counted as supervision sessions, so neither lane can exhaust the other.',
-      responses: { 200: jsonContent(CapacitySchema, 'Capacity'), ...errorResponses(401, 403) },
+        'limits: the tenant’s max_cps and max_concurrent_channels (each null when unset). channels_in_use: calls in flight, that is original call rows started in the last 24 h with no end of their own, no correction carrying ended_at and not marked not_placed. dials_last_second: original call rows started in the second before the request, the window max_cps is held to. Limits and counts are read in one transaction. supervision is its own lane: limit is the deployment setting MAX_SUPERVISION_CHANNELS (max_supervision_channels), in_use the tenant’s live supervision sessions (pending or active, one per (call, supervisor), on calls that have not ended). Supervisor legs are never counted in channels_in_use and calls are never counted as supervision sessions, so neither lane can exhaust the other. agents (beyond the SPEC fields) sets the planned shifts (GET/POST /v1/planned-shifts) against the agents present: `now` is the floor at the request instant as the dial loop reads it (dialable seats, the ones leaving before a line dialed now would be done with them, the ones arriving before it would be answered, and the lead and handle times those edges are measured with; see docs/dial-loop.md, Planned shifts), and `intervals` counts the planned agents per interval of interval_minutes from the UTC boundary at or before now, with the agents present on the current one. A bad interval_minutes or intervals is 400 bad_request.',
+      request: { query: CapacityQuery },
+      responses: { 200: jsonContent(CapacitySchema, 'Capacity'), ...errorResponses(400, 401, 403) },
     }),
-    async (c) => c.json(await capacity(deps, c.get('principal').tenantId), 200),
+    async (c) => {
+      const q = c.req.valid('query');
+      return c.json(await capacity(deps, c.get('principal').tenantId, new Date(), { intervalMinutes: q.interval_minutes, intervals: q.intervals }), 200);
+    },
   );
   return app;
 }

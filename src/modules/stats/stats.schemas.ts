@@ -1,4 +1,10 @@
 import { z } from '../../lib/openapi';
+import { HANDLE_SAMPLE_CALLS } from '../dialer/capacity.repository';
+import { DEFAULT_ANSWER_MS, DEFAULT_TALK_MS, MAX_HANDLE_MS, MAX_LEAD_MS, MIN_HANDLE_SAMPLES, MIN_LEAD_MS } from '../dialer/pacing';
+
+export const CAPACITY_INTERVAL_MINUTES = [15, 30, 60] as const;
+/** A day of quarter hours. */
+export const MAX_CAPACITY_INTERVALS = 96;
 
 export const SummarySchema = z
   .object({
@@ -79,5 +85,62 @@ export const CapacitySchema = z
         description:
           'A separate ceiling from max_concurrent_channels: supervisor legs never count in channels_in_use and calls never count here, so neither lane can exhaust the other.',
       }),
+    agents: z
+      .object({
+        interval_minutes: z.number().int().openapi({ enum: [...CAPACITY_INTERVAL_MINUTES], description: 'Length of each interval (the interval_minutes parameter)' }),
+        now: z
+          .object({
+            planned: z.number().int().openapi({ description: 'Active agents with a scheduled shift covering this instant' }),
+            present: z.number().int().openapi({ description: 'Active agents online (presence not offline)' }),
+            planned_present: z.number().int().openapi({ description: 'Of the planned agents, the ones online' }),
+            dialable: z.number().int().openapi({ description: 'Seats the dial loop may take now: available and reachable (CONTRACT section 10), not reserved by a manual dial' }),
+            leaving: z.number().int().openapi({
+              description:
+                'Dialable seats whose scheduled stretch of work (back-to-back shifts joined) ends within lead_time_seconds + handle_time_seconds: pacing leaves them out, so no new line is dialed for them',
+            }),
+            arriving: z.number().int().openapi({
+              description:
+                'Active agents neither dialable nor busy with a call, off shift now, whose next shift starts within lead_time_seconds: predictive pacing with over-dial allowed dials for them ahead of their start (never when no seat is dialable)',
+            }),
+            lead_time_seconds: z.number().int().openapi({
+              description: `Mean time from dial to answer of the tenant's last ${HANDLE_SAMPLE_CALLS} answered outbound calls of the past day that an agent handled, within ${MIN_LEAD_MS / 1000}..${MAX_LEAD_MS / 1000} s; ${DEFAULT_ANSWER_MS / 1000} s until ${MIN_HANDLE_SAMPLES} such calls exist. Rounded to the second`,
+            }),
+            handle_time_seconds: z.number().int().openapi({
+              description: `Mean talk time of those calls (${DEFAULT_TALK_MS / 1000} s until ${MIN_HANDLE_SAMPLES} exist) plus the tenant's agent_wrap_up_seconds, at most ${MAX_HANDLE_MS / 1000} s. Rounded to the second`,
+            }),
+          })
+          .openapi({ description: 'The floor at the request instant, as the dial loop reads it from the plan' }),
+        intervals: z
+          .array(
+            z.object({
+              starts_at: z.string().openapi({ format: 'date-time' }),
+              ends_at: z.string().openapi({ format: 'date-time' }),
+              planned: z.number().int().openapi({ description: 'Active agents with a scheduled shift overlapping any part of the interval' }),
+              present: z
+                .number()
+                .int()
+                .nullable()
+                .openapi({ description: 'Active agents online now, on the interval holding the request instant (the first); null on later intervals, which have no one present yet' }),
+            }),
+          )
+          .openapi({ description: 'Consecutive intervals from the UTC interval boundary at or before the request instant, earliest first' }),
+      })
+      .openapi({ description: 'Planned shifts against the agents present' }),
   })
   .openapi('Capacity');
+
+export const CapacityQuery = z.object({
+  interval_minutes: z.coerce
+    .number()
+    .int()
+    .refine((v) => (CAPACITY_INTERVAL_MINUTES as readonly number[]).includes(v), { message: 'must be 15, 30 or 60' })
+    .default(30)
+    .openapi({ type: 'integer', enum: [...CAPACITY_INTERVAL_MINUTES], description: 'Interval length in minutes: 15, 30 or 60 (default 30; anything else is 400)' }),
+  intervals: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_CAPACITY_INTERVALS)
+    .default(16)
+    .openapi({ type: 'integer', description: `How many intervals, 1..${MAX_CAPACITY_INTERVALS} (default 16; anything else is 400)` }),
+});
