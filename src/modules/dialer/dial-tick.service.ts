@@ -16,6 +16,7 @@ import { complianceSnapshot, evaluateInTx } from '../compliance/compliance.servi
 import { claimDialableLeads } from '../leads/lead.repository';
 import { channelsInUse, dialsLastSecond, IN_FLIGHT_HORIZON_MS } from './capacity.repository';
 import { AbandonmentController, linesToDial, pacingModeOf, type PacingState } from './pacing';
+import { plannedStaffingForTick } from '../planned-shifts/planned-staffing.service';
 import { smsBlastTick } from './sms-blast.service';
 import { aiVoiceLines } from '../ai-calls/ai-dial.service';
 import type { RunnerOptions } from './runner-options';
@@ -202,6 +203,7 @@ async function decideAndRecord(deps: AppDeps, input: TickInput, ratio: number, i
       lines = linesToDial({
         mode,
         availableAgents: await availableAgents(sql),
+        plan: await plannedStaffingForTick(sql, now),
         ringing: await ringing(sql, input.campaignId, now),
         ratio,
         overDialAllowed,
