@@ -155,28 +155,59 @@ export interface ShutdownStep {
    */
   begin?: () => void;
   run: () => Promise<void>;
+  /**
+   * Said at a forced exit, synchronously, for what must not outlive this process (child
+   * processes, the embedded database server).
+   */
+  force?: () => void;
+}
+
+export interface ShutdownOptions {
+  /** Signals that begin the shutdown, and force it when one comes again; default SIGTERM and SIGINT. */
+  signals?: NodeJS.Signals[];
+  /**
+   * Signals taken and ignored: a supervised child leaves the terminal's Ctrl-C (which reaches the
+   * whole process group) to its supervisor, which stops the processes in their order.
+   */
+  ignore?: NodeJS.Signals[];
+  /** Room after the grace before the exit is forced; default SHUTDOWN_MARGIN_MS. */
+  marginMs?: number;
 }
 
 /**
- * SIGTERM or SIGINT begins every step, then runs them in order, logging each, then exits 0 (1
- * when a step failed). A second signal, or steps still running `graceMs` plus a margin later,
- * force exit 1: an orchestrator that already waited must not be kept waiting on a stuck close.
+ * A signal begins every step, then runs them in order, logging each, then exits 0 (1 when a step
+ * failed or the shutdown was asked for a failure). A second signal, or steps still running
+ * `graceMs` plus a margin later, force exit 1: an orchestrator that already waited must not be
+ * kept waiting on a stuck close. Answers a trigger for shutdowns that no signal starts (a
+ * supervisor gone, a child process that keeps failing).
  */
-export function onShutdownSignals(logger: Logger, graceMs: number, steps: () => ShutdownStep[]): void {
+export function onShutdownSignals(
+  logger: Logger,
+  graceMs: number,
+  steps: () => ShutdownStep[],
+  options: ShutdownOptions = {},
+): (why: string, failure?: boolean) => void {
   let stopping = false;
+  let ordered: ShutdownStep[] = [];
   // Logs to a pipe may still be queued: out first, in order, so the last lines say how it ended.
   const exit = (code: number) => logger.flush(() => process.exit(code));
   const force = (why: string) => {
     logger.error({ why }, 'forced exit');
+    for (const step of stopping ? ordered : steps()) {
+      try {
+        step.force?.();
+      } catch (err) {
+        logger.error({ err, step: step.name }, 'forced stop failed');
+      }
+    }
     exit(1);
   };
-  const shutdown = async (signal: NodeJS.Signals) => {
-    if (stopping) return force(`second signal ${signal}`);
+  const shutdown = async (trigger: Record<string, unknown>, failure: boolean) => {
     stopping = true;
-    logger.info({ signal, grace_ms: graceMs }, 'shutting down');
-    setTimeout(() => force('shutdown overran the grace period'), graceMs + SHUTDOWN_MARGIN_MS).unref();
-    let failed = false;
-    const ordered = steps();
+    logger.info({ ...trigger, grace_ms: graceMs }, 'shutting down');
+    setTimeout(() => force('shutdown overran the grace period'), graceMs + (options.marginMs ?? SHUTDOWN_MARGIN_MS)).unref();
+    let failed = failure;
+    ordered = steps();
     for (const step of ordered) step.begin?.();
     for (const [i, step] of ordered.entries()) {
       logger.info({ step: step.name, n: i + 1, of: ordered.length }, 'shutdown step');
@@ -188,6 +219,13 @@ export function onShutdownSignals(logger: Logger, graceMs: number, steps: () => 
     logger.info('stopped');
     exit(failed ? 1 : 0);
   };
-  process.on('SIGTERM', (signal) => void shutdown(signal));
-  process.on('SIGINT', (signal) => void shutdown(signal));
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) return force(`second signal ${signal}`);
+    void shutdown({ signal }, false);
+  };
+  for (const signal of options.signals ?? ['SIGTERM', 'SIGINT']) process.on(signal, onSignal);
+  for (const signal of options.ignore ?? []) process.on(signal, () => logger.debug({ signal }, 'signal left to the supervisor'));
+  return (why, failure = false) => {
+    if (!stopping) void shutdown({ why }, failure);
+  };
 }
