@@ -20,7 +20,7 @@ interface Phone {
  * unregisters. A refused REGISTER (a superseded credential, a directory that cannot be reached) is
  * logged and leaves the seat unregistered, hence not dialable, as a real browser's would.
  */
-export function createSimulatedSoftphones(sim: SwitchSimulator, options: SimulatedSoftphonesOptions): BrowserSoftphones & { stop(): void } {
+export function createSimulatedSoftphones(sim: Pick<SwitchSimulator, 'register' | 'unregister'>, options: SimulatedSoftphonesOptions): BrowserSoftphones & { stop(): void } {
   const expiresSec = options.expiresSec ?? 600;
   const phones = new Map<string, Phone>();
   const phoneOf = (agentId: string): Phone => {
