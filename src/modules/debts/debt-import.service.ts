@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { AppDeps } from '../../deps';
 import { sha256Of, type ActorType, appendAuditSql } from '../../lib/audit';
 import { withTenantSql } from '../../lib/tenancy';
+import { wakeCampaignRuns } from '../dialer/campaign-wake';
 import {
   addPriorAttempts,
   debtIdsByRef,
@@ -188,5 +189,6 @@ export async function importDebts(deps: AppDeps, tenantId: string, actor: Actor,
   // After commit: the statistics must see the new rows, and the owner-side ANALYZE is a no-op
   // unless the import grew the tables by a tenth or more.
   if (outcome.created > 0) await refreshImportStatistics(deps.db.pool, outcome.created);
+  await wakeCampaignRuns(deps, tenantId, candidates.flatMap((c) => (c.item.campaign_id ? [c.item.campaign_id.toLowerCase()] : [])));
   return outcome.result;
 }
