@@ -87,6 +87,8 @@ describe('campaigns CRUD', () => {
   let app: TestApp;
   let tenant: ProvisionedTenant;
   let other: ProvisionedTenant;
+  /** An sms_blast campaign texts from the tenant's own active DIDs: this pool holds one. */
+  let smsSender: { caller_id_pool: string[] };
 
   const post = (token: string, body: unknown) => app.request('POST', '/v1/campaigns', { token, body });
   const patch = (token: string, id: string, body: unknown) => app.request('PATCH', `/v1/campaigns/${id}`, { token, body });
@@ -118,6 +120,12 @@ describe('campaigns CRUD', () => {
     app = await startTestApp();
     tenant = await provisionTenant(app);
     other = await provisionTenant(app);
+    const house = await app.request('POST', `/v1/admin/tenants/${tenant.tenantId}/dids`, {
+      token: ADMIN_TOKEN,
+      body: { e164s: [`+1646${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`] },
+    });
+    expect(house.status).toBe(201);
+    smsSender = { caller_id_pool: [house.body.dids[0].id as string] };
   });
   afterAll(async () => {
     await app.close();
@@ -210,7 +218,7 @@ describe('campaigns CRUD', () => {
     it('derives the channel from every campaign type', async () => {
       const types = ['predictive', 'progressive', 'preview', 'manual', 'tts_blast', 'tts_ivr', 'ivr_cascade', 'survey', 'ai_voice', 'sms_blast'];
       for (const campaign_type of types) {
-        const c = await create(tenant, { campaign_type, ...(campaign_type === 'sms_blast' ? { sms_body: SMS } : {}) });
+        const c = await create(tenant, { campaign_type, ...(campaign_type === 'sms_blast' ? { sms_body: SMS, ...smsSender } : {}) });
         expect({ campaign_type, channel: c.channel }).toEqual({ campaign_type, channel: campaign_type === 'sms_blast' ? 'sms' : 'voice' });
       }
     });
@@ -218,8 +226,8 @@ describe('campaigns CRUD', () => {
     it('accepts a flat ivr_menu, an English or Spanish STOP notice, and the clearing values', async () => {
       const flat = { '1': { action: 'transfer_agent' }, '#': { action: 'hangup' } };
       expect((await create(tenant, { ivr_menu: flat })).ivr_menu).toEqual(flat);
-      expect((await create(tenant, { campaign_type: 'sms_blast', sms_body: 'Saldo {{amount}}. Responde ALTO para cancelar.' })).channel).toBe('sms');
-      expect((await create(tenant, { campaign_type: 'sms_blast', sms_body: 'Balance due. STOP to opt out' })).sms_body).toBe('Balance due. STOP to opt out');
+      expect((await create(tenant, { campaign_type: 'sms_blast', sms_body: 'Saldo {{amount}}. Responde ALTO para cancelar.', ...smsSender })).channel).toBe('sms');
+      expect((await create(tenant, { campaign_type: 'sms_blast', sms_body: 'Balance due. STOP to opt out', ...smsSender })).sms_body).toBe('Balance due. STOP to opt out');
       expect(await create(tenant, { optout_digit: '', tts_prompt: '', ivr_menu: {}, consult_config: {}, amd_enabled: null })).toMatchObject({
         optout_digit: null,
         tts_prompt: null,
@@ -577,7 +585,7 @@ describe('campaigns CRUD', () => {
       const ok = await patch(tenant.apiKey, c.id, { min_dial_ratio: 4, max_dial_ratio: 5, calling_window_start: '10:00:00', calling_window_end: '11:00:00' });
       expect(ok.body.campaign).toMatchObject({ min_dial_ratio: '4', max_dial_ratio: '5', calling_window_start: '10:00:00', calling_window_end: '11:00:00' });
 
-      const blast = await create(tenant, { campaign_type: 'sms_blast', sms_body: SMS });
+      const blast = await create(tenant, { campaign_type: 'sms_blast', sms_body: SMS, ...smsSender });
       expectError(await patch(tenant.apiKey, blast.id, { sms_body: null }), 400, 'invalid', /sms_body is required/);
       const voice = await patch(tenant.apiKey, blast.id, { campaign_type: 'predictive' });
       expect(voice.body.campaign).toMatchObject({ campaign_type: 'predictive', channel: 'voice', sms_body: SMS });

@@ -76,12 +76,27 @@ async function ledger(tenant: ProvisionedTenant, campaignId: string) {
   return { rows, originals, transitionsOf };
 }
 
+/** A number of the platform's house pool no other test holds. */
+const houseNumber = () => `+1646${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`;
+
+/** A house DID the operator gives the tenant: active at once. */
+async function houseDid(tenant: ProvisionedTenant): Promise<{ id: string; e164: string }> {
+  const res = await app.request('POST', `/v1/admin/tenants/${tenant.tenantId}/dids`, { token: ADMIN_TOKEN, body: { e164s: [houseNumber()] } });
+  expect(res.status).toBe(201);
+  return res.body.dids[0] as { id: string; e164: string };
+}
+
+/** The sms_blast campaign's sender of these tests: its pool holds one active house DID. */
+const senders = new Map<string, string>();
+
 async function createBlast(tenant: ProvisionedTenant): Promise<string> {
+  const did = await houseDid(tenant);
   const created = await app.request('POST', '/v1/campaigns', {
     token: tenant.apiKey,
-    body: { name: `blast-${randomUUID()}`, campaign_type: 'sms_blast', sms_body: BODY },
+    body: { name: `blast-${randomUUID()}`, campaign_type: 'sms_blast', sms_body: BODY, caller_id_pool: [did.id] },
   });
   expect(created.status).toBe(201);
+  senders.set(created.body.campaign.id as string, did.e164);
   return created.body.campaign.id as string;
 }
 
@@ -122,7 +137,14 @@ describe('a running sms_blast campaign', () => {
     expect(new Set(l.originals.map((o) => o.debtId)).size).toBe(4);
     for (const [i, lead] of [a, b, c].entries()) {
       const original = l.originals.find((o) => o.debtId === lead.debtId)!;
-      expect(original).toMatchObject({ direction: 'outbound', status: 'queued', toE164: lead.phone, body: merged(lead, i), consumerRef: lead.consumerRef });
+      expect(original).toMatchObject({
+        direction: 'outbound',
+        status: 'queued',
+        fromE164: senders.get(campaignId),
+        toE164: lead.phone,
+        body: merged(lead, i),
+        consumerRef: lead.consumerRef,
+      });
       expect(original.clientRef).toMatch(new RegExp(`^blast:${campaignId}:${lead.debtId}:`));
       const transitions = l.transitionsOf(original.id);
       expect(transitions).toHaveLength(1);
@@ -220,5 +242,24 @@ describe('the sms_blast tick, called directly', () => {
     expect((await ledger(tenant, campaignId)).rows).toHaveLength(0);
     const debt = await withTenant(app.deps.db, tenant.tenantId, (tx) => tx.debt.findUniqueOrThrow({ where: { id: lead!.debtId } }));
     expect(debt.nextDialableAt).toBeNull();
+  });
+
+  it('texts nothing while no DID of the campaign is active, and from the active one once there is', async () => {
+    const tenant = await provisionTenant(app);
+    const campaignId = await runningBlast(tenant);
+    const campaign = await withTenant(app.deps.db, tenant.tenantId, (tx) => tx.campaign.findUniqueOrThrow({ where: { id: campaignId } }));
+    const [poolDid] = campaign.callerIdPool;
+    const parked = await app.request('PATCH', `/v1/dids/${poolDid}`, { token: tenant.apiKey, body: { status: 'quarantine' } });
+    expect(parked.status).toBe(200);
+    const [lead] = await seedSmsLeads(tenant, campaignId, [{ phone: numberEnding(daytimePrefix(), 9, 31) }]);
+
+    expect(await dialTick(app.deps, tickInput(tenant, campaignId, `run-${randomUUID()}:0`))).toMatchObject({ placed: 0, idle: 'sms_sender_unavailable' });
+    expect((await ledger(tenant, campaignId)).rows).toHaveLength(0);
+    const debt = await withTenant(app.deps.db, tenant.tenantId, (tx) => tx.debt.findUniqueOrThrow({ where: { id: lead!.debtId } }));
+    expect(debt.nextDialableAt).toBeNull();
+
+    expect((await app.request('PATCH', `/v1/dids/${poolDid}`, { token: tenant.apiKey, body: { status: 'active' } })).status).toBe(200);
+    expect(await dialTick(app.deps, tickInput(tenant, campaignId, `run-${randomUUID()}:0`))).toMatchObject({ placed: 1, idle: null });
+    expect((await ledger(tenant, campaignId)).originals).toEqual([expect.objectContaining({ fromE164: senders.get(campaignId), toE164: lead!.phone })]);
   });
 });

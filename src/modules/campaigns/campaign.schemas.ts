@@ -152,11 +152,11 @@ const writeFields = {
       'disabled or retired, each call recorded for it is closed `not_placed` with hangup_cause TRUNK_DISABLED or TRUNK_RETIRED and nothing rings',
   }),
   caller_ids: z.array(z.string()).openapi({
-    description: `Distinct E.164 numbers, at most ${CALLER_IDS_MAX} (400 invalid otherwise); a number that is an active DID of another tenant is 400 invalid`,
+    description: `Distinct E.164 numbers, at most ${CALLER_IDS_MAX} (400 invalid otherwise); a number that is an active DID of another tenant is 400 invalid. An sms_blast campaign with an empty caller_id_pool texts from these, so each must be an active DID of the tenant (400 invalid otherwise)`,
     example: ['+12125550100'],
   }),
   caller_id_pool: z.array(z.string()).openapi({
-    description: `Distinct ids of DIDs in the tenant's registry, any status, at most ${CALLER_IDS_MAX}; an unknown, foreign or malformed id is 400 invalid`,
+    description: `Distinct ids of DIDs in the tenant's registry, any status, at most ${CALLER_IDS_MAX}; an unknown, foreign or malformed id is 400 invalid. An sms_blast campaign texts from the pool's active DIDs (at least one must be active when the pool is written, 400 invalid otherwise), or from caller_ids when the pool is empty; with neither it is 400 invalid`,
   }),
   ai_agent_id: z.string().nullable().openapi({
     description: `The AI agent of an ai_voice campaign (any type may hold one; only ai_voice uses it). It must be an agent of the tenant that is not

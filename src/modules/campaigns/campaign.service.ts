@@ -31,6 +31,31 @@ async function assertCallerIdsNotForeign(tx: Tx, callerIds: string[]): Promise<v
   if (taken !== undefined) throw invalid(`caller_ids: '${taken}' is an active DID of another tenant and cannot be presented as a caller id`);
 }
 
+/**
+ * An sms_blast campaign texts from its own numbers only (CONTRACT.md section 13: an SMS `from` is an
+ * active DID of the tenant): the active DIDs of caller_id_pool, or, with an empty pool, caller_ids,
+ * each of which must then be an active DID of the tenant. Checked whenever the result is an
+ * sms_blast campaign and its type or senders change; a DID parked later stops being used at the
+ * next tick (the blast sends nothing while none is active).
+ */
+async function assertSmsSenders(tx: Tx, next: CampaignSettings): Promise<void> {
+  if (next.campaign_type !== 'sms_blast') return;
+  if (next.caller_id_pool.length > 0) {
+    const active = await tx.did.count({ where: { id: { in: next.caller_id_pool }, status: 'active' } });
+    if (active === 0) throw invalid('caller_id_pool: an sms_blast campaign texts from the active DIDs of its pool, and none of them is active');
+    return;
+  }
+  if (next.caller_ids.length === 0) {
+    throw invalid("an sms_blast campaign needs a sender: caller_id_pool (ids of the tenant's DIDs) or caller_ids (the tenant's active DIDs)");
+  }
+  const active = await tx.did.findMany({ where: { e164: { in: next.caller_ids }, status: 'active' }, select: { e164: true } });
+  const own = new Set(active.map((d) => d.e164));
+  const stranger = next.caller_ids.find((e164) => !own.has(e164));
+  if (stranger !== undefined) throw invalid(`caller_ids: '${stranger}' is not an active DID of this tenant; an sms_blast campaign texts only from its own active DIDs`);
+}
+
+const SMS_SENDER_FIELDS: readonly (keyof CampaignSettings)[] = ['campaign_type', 'caller_id_pool', 'caller_ids'];
+
 /** The campaign's AI agent must be one of the tenant's agents not retired. */
 async function assertAiAgent(tx: Tx, agentId: string | null): Promise<void> {
   if (agentId === null) return;
@@ -59,6 +84,7 @@ export async function createCampaign(deps: AppDeps, tenantId: string, actor: Act
     return await withTenant(deps.db, tenantId, async (tx) => {
       await assertPoolInRegistry(tx, next.caller_id_pool);
       await assertCallerIdsNotForeign(tx, next.caller_ids);
+      await assertSmsSenders(tx, next);
       await assertAiAgent(tx, next.ai_agent_id);
       if (next.carrier !== null) await carrierGatewayOf(tx, next.carrier, 'carrier');
       const row = await tx.campaign.create({ data: { ...campaignData(next, ALL_SETTINGS), tenantId, name: next.name } });
@@ -93,6 +119,7 @@ export async function updateCampaign(deps: AppDeps, tenantId: string, actor: Act
       if (changed.length === 0) return campaignView(row);
       if (changed.includes('caller_id_pool')) await assertPoolInRegistry(tx, next.caller_id_pool);
       if (changed.includes('caller_ids')) await assertCallerIdsNotForeign(tx, next.caller_ids);
+      if (changed.some((key) => SMS_SENDER_FIELDS.includes(key))) await assertSmsSenders(tx, next);
       if (changed.includes('ai_agent_id')) await assertAiAgent(tx, next.ai_agent_id);
       if (changed.includes('carrier') && next.carrier !== null) await carrierGatewayOf(tx, next.carrier, 'carrier');
       const updated = await tx.campaign.update({ where: { id }, data: campaignData(next, changed) });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { AppDeps } from '../../deps';
 import { AppError } from '../../lib/errors';
 import { withTenantSql, type SqlTx } from '../../lib/tenancy';
@@ -26,20 +27,41 @@ interface BlastCampaign {
   state: string;
   sms_body: string | null;
   max_cps: number | null;
+  caller_ids: string[];
+  caller_id_pool: string[];
 }
 
 interface Claimed {
   state: string | null;
   idle: string | null;
   tokens: number | null;
-  leads: Array<Lead & { body: string }>;
+  leads: Array<Lead & { body: string; from: string }>;
+}
+
+/**
+ * The numbers this tick may text from (CONTRACT.md section 13: only the tenant's own active DIDs):
+ * the active DIDs of caller_id_pool, or with an empty pool those of caller_ids that are active DIDs
+ * of the tenant. Re-resolved every tick, so a parked number stops at once.
+ */
+async function activeSenders(sql: SqlTx, campaign: BlastCampaign): Promise<string[]> {
+  const rows =
+    campaign.caller_id_pool.length > 0
+      ? await sql.query<{ e164: string }>(`SELECT e164 FROM dids WHERE id = ANY ($1::uuid[]) AND status = 'active' ORDER BY e164`, [campaign.caller_id_pool])
+      : await sql.query<{ e164: string }>(`SELECT e164 FROM dids WHERE e164 = ANY ($1::text[]) AND status = 'active' ORDER BY e164`, [campaign.caller_ids]);
+  return rows.map((r) => r.e164);
+}
+
+/** One sender per debt while the senders stay the same: a consumer's texts come from one number. */
+function senderOf(senders: string[], debtId: string): string {
+  const h = createHash('sha256').update(debtId).digest();
+  return senders[h.readUInt32BE(0) % senders.length]!;
 }
 
 /** Outcome of one lead: when the debt may be texted again, and how the tick counts it. */
 type LeadOutcome = 'sent' | 'blocked' | 'failed';
 
 /** Why the tick stops sending early; the lead that met it is left untouched (still due). */
-type Stop = 'sms_spend_cap_reached' | 'capacity_full' | 'sms_provider_unconfigured';
+type Stop = 'sms_spend_cap_reached' | 'capacity_full' | 'sms_provider_unconfigured' | 'sms_sender_unavailable';
 
 /** A send of a previous try of this tick (found by its client_ref): settle its debt, never send again. */
 async function earlierOfTick(sql: SqlTx, campaignId: string, tickKey: string): Promise<Array<{ debt_id: string; status: string }>> {
@@ -104,15 +126,19 @@ async function pushNextDialable(deps: AppDeps, input: TickInput, debtIds: string
 async function claim(deps: AppDeps, input: TickInput, now: Date): Promise<Claimed & { earlier: Array<{ debt_id: string; status: string }> }> {
   return withTenantSql(deps.db, input.tenantId, async (sql) => {
     const [campaign] = await sql.query<BlastCampaign>(
-      `SELECT c.state, c.sms_body, t.max_cps FROM campaigns c JOIN tenants t ON t.id = c.tenant_id WHERE c.id = $1`,
+      `SELECT c.state, c.sms_body, t.max_cps, c.caller_ids, c.caller_id_pool::text[] AS caller_id_pool
+         FROM campaigns c JOIN tenants t ON t.id = c.tenant_id WHERE c.id = $1`,
       [input.campaignId],
     );
     const none = (idle: string, tokens: number | null = null) => ({ state: campaign?.state ?? null, idle, tokens, leads: [], earlier: [] });
     if (!campaign) return none('campaign_gone');
     if (campaign.state !== 'running') return none('not_running');
     if (!campaign.sms_body) return none('sms_body_missing');
+    const senders = await activeSenders(sql, campaign);
 
     const earlier = await earlierOfTick(sql, input.campaignId, input.tickKey);
+    // An earlier try's sends are settled whatever the senders are now; nothing new goes out without one.
+    if (senders.length === 0) return { ...none('sms_sender_unavailable'), earlier };
     const cpsLeft = campaign.max_cps === null ? null : Math.max(0, campaign.max_cps - (await sendsLastSecond(sql, now)));
     const want = Math.min(cpsLeft ?? Infinity, input.options.batch_size - earlier.length);
     if (want <= 0) return { ...none(cpsLeft === 0 ? 'capacity_full' : 'batch_done', cpsLeft), earlier };
@@ -127,7 +153,7 @@ async function claim(deps: AppDeps, input: TickInput, now: Date): Promise<Claime
       state: campaign.state,
       idle: leads.length ? null : 'no_dialable_leads',
       tokens: cpsLeft,
-      leads: leads.map((l) => ({ ...l, body: mergeSmsBody(body, values.get(l.debtId) ?? {}) })),
+      leads: leads.map((l) => ({ ...l, body: mergeSmsBody(body, values.get(l.debtId) ?? {}), from: senderOf(senders, l.debtId) })),
       earlier,
     };
   });
@@ -139,7 +165,8 @@ const FAILED_STATUSES = new Set(['failed', 'undelivered']);
 /**
  * One tick of a running sms_blast campaign. Leads are claimed as the voice loop claims them
  * (`FOR UPDATE SKIP LOCKED`, batch_size, one number per batch), capped by the tenant's max_cps
- * minus the SMS sends of the last second, and each gets the campaign's sms_body, merged, through
+ * minus the SMS sends of the last second, and each gets the campaign's sms_body, merged, from one
+ * of the campaign's active DIDs (activeSenders; none active: nothing is sent, the leads stay due), through
  * sendSms (spend cap, engine, queued row, provider, segment debit) with a client_ref derived from
  * the tick key, so a retried tick never texts a debt twice. A sent message pushes the debt
  * REDIAL_AFTER_MS; an engine refusal or a provider failure pushes it blocked_cooldown_ms. A spend
@@ -167,6 +194,7 @@ export async function smsBlastTick(deps: AppDeps, input: TickInput, now: Date = 
     try {
       const result = await sendSms(deps, gateway, input.tenantId, actor, {
         to: lead.phone,
+        from: lead.from,
         body: lead.body,
         client_ref: blastClientRef(input.campaignId, lead.debtId, input.tickKey),
         debt_id: lead.debtId,
@@ -198,6 +226,8 @@ export async function smsBlastTick(deps: AppDeps, input: TickInput, now: Date = 
         continue;
       }
       if (err.code === 'sms_spend_cap_exceeded') stop = 'sms_spend_cap_reached';
+      // The sender was parked after the claim read it: the lead stays due for a tick with an active one.
+      else if (err.code === 'unprocessable') stop = 'sms_sender_unavailable';
       else if (err.code === 'throttled') stop = 'capacity_full';
       else if (err.code === 'sms_provider_unconfigured') stop = 'sms_provider_unconfigured';
       else throw err;
