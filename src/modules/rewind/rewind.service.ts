@@ -3,6 +3,7 @@ import { notFound, unprocessable } from '../../lib/errors';
 import { withTenantSql, type SqlTx } from '../../lib/tenancy';
 import { attemptProfile } from '../compliance/compliance-preflight.service';
 import { evaluateInTx } from '../compliance/compliance.service';
+import { wakeCampaignRuns } from '../dialer/campaign-wake';
 import type { RewindFilter } from './rewind.schemas';
 
 const PREVIEW_IDS = 1000;
@@ -87,7 +88,7 @@ export async function rewind(
   now = new Date(),
 ) {
   checkFilter(body);
-  return withTenantSql(deps.db, tenantId, async (sql) => {
+  const result = await withTenantSql(deps.db, tenantId, async (sql) => {
     await campaignOf(sql, campaignId);
     const ids = (await matchingDebts(sql, campaignId, body, now)).map((d) => d.id);
     const requeued = await sql.query(
@@ -114,4 +115,7 @@ export async function rewind(
     );
     return { requeued: requeued.length, callbacks_cancelled: cancelled.length };
   });
+  // Requeued leads are dialable now: the campaign's run, idle for want of leads, ticks at once.
+  if (result.requeued > 0) await wakeCampaignRuns(deps, tenantId, [campaignId.toLowerCase()]);
+  return result;
 }
