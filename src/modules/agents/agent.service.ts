@@ -7,6 +7,7 @@ import { withTenant, type Tx } from '../../lib/tenancy';
 import { issueSipCredential, revokeLiveSipCredentials } from '../sip-credentials/sip-credential.repository';
 import { SIP_REVOKED_CHECKED_OUT, SIP_REVOKED_SUPERSEDED } from '../sip-credentials/sip-credential.rules';
 import { teardownAgentSip } from '../sip-credentials/sip-teardown.service';
+import { wakeSeatedCampaignRuns } from '../dialer/campaign-wake';
 import { asPresence, checkSipExtension, clearsWrapUp, normalizeNewAgent, presenceMove, type DeviceMode, type NewAgentInput, type PresenceAction } from './agent.rules';
 import { agentView, softphoneView } from './agent.views';
 import { lockAgentById, lockAgentByExtension } from './agent.repository';
@@ -155,6 +156,7 @@ export async function checkin(deps: AppDeps, principal: Principal, body: { sip_e
       expiresAt: new Date(phone.sip_credential_expires_at),
     });
   }
+  await wakeSeatedCampaignRuns(deps, tenantId);
   return answer;
 }
 
@@ -178,11 +180,14 @@ export async function checkout(deps: AppDeps, principal: Principal, body: { sip_
 }
 
 /** pause, resume or wrap_up on the agent with this id; 409 when the presence does not allow it. */
-export function changePresence(deps: AppDeps, principal: Principal, id: string, action: 'pause' | 'resume' | 'wrap_up') {
-  return withTenant(deps.db, principal.tenantId, async (tx) => {
+export async function changePresence(deps: AppDeps, principal: Principal, id: string, action: 'pause' | 'resume' | 'wrap_up') {
+  const answer = await withTenant(deps.db, principal.tenantId, async (tx) => {
     const row = await lockAgentById(tx, id);
     if (!row) throw notFound();
     assertOwnAgent(principal, row.id);
     return { agent: agentView(await move(tx, principal.tenantId, actorOf(principal), row, action)) };
   });
+  // resume and the end of a wrap-up make the seat available: runs that wait for a seat tick now.
+  if (action !== 'pause') await wakeSeatedCampaignRuns(deps, principal.tenantId);
+  return answer;
 }
