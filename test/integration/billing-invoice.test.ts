@@ -83,6 +83,17 @@ async function dids(t: ProvisionedTenant, origin: 'house' | 'customer', count: n
   return rows.map((r) => r.id);
 }
 
+/** A recording export job as the export workflow leaves it: `audioFiles` WAVs delivered when done, `finishedAt`. */
+async function exportJob(t: ProvisionedTenant, status: 'done' | 'failed', audioFiles: number | null, finishedAt: Date) {
+  await seed(t, (sql) =>
+    sql.query(
+      `INSERT INTO recording_exports (tenant_id, status, filters, filter_hash, row_count, audio_files, finished_at)
+       VALUES (app_tenant_id(), $1, '{}', $2, $3, $3, $4)`,
+      [status, randomUUID(), audioFiles, finishedAt],
+    ).then(() => undefined),
+  );
+}
+
 /** Before the invoiced month starts. */
 const beforeMonth = () => new Date(at(1, 0).getTime() - 86_400_000);
 
@@ -113,6 +124,12 @@ describe('GET /v1/billing/invoice', () => {
     const out = await dids(t, 'house', 10, { added: new Date(beforeMonth().getTime() - 86_400_000), retired: beforeMonth() });
     await dids(t, 'house', 10);
     await dids(t, 'customer', 11, { added: beforeMonth() });
+    // WAV files of exports completed in the month: 4 + 3; a failed job and jobs finished outside the month bill nothing.
+    await exportJob(t, 'done', 4, at(11));
+    await exportJob(t, 'done', 3, at(28, 23, 59, 59));
+    await exportJob(t, 'failed', null, at(12));
+    await exportJob(t, 'done', 9, beforeMonth());
+    await exportJob(t, 'done', 9, new Date(monthEnd.getTime() + 1000));
 
     const res = await invoice(t);
     expect(res.status).toBe(200);
@@ -124,19 +141,22 @@ describe('GET /v1/billing/invoice', () => {
       currency: 'USD',
       tier: 'growth',
       voice_ai_enabled: true,
-      // 297 + 200 + 0.09 + 50 + 25 + 0.0395
-      subtotal_usd: '572.1295',
+      // 297 + 200 + 0.09 + 21 + 50 + 25 + 0.0395 + 0.07
+      subtotal_usd: '593.1995',
       tax_usd: null,
-      total_usd: '572.1295',
+      total_usd: '593.1995',
     });
     const byKind = lines(res);
-    expect(Object.keys(byKind)).toEqual(['seats', 'voice_ai', 'house_minutes', 'inbound_minutes', 'did_overage', 'did_overage_customer', 'sms']);
+    expect(Object.keys(byKind)).toEqual(['seats', 'voice_ai', 'house_minutes', 'inbound_minutes', 'did_rent', 'did_overage', 'did_overage_customer', 'sms', 'wav_surcharge']);
     expect(byKind.seats).toMatchObject({ quantity: 3, unit_price_usd: '99.0000', amount_usd: '297.0000' });
     expect(byKind.voice_ai).toMatchObject({ quantity: 2, unit_price_usd: null, amount_usd: '200.0000' });
     expect(byKind.house_minutes).toMatchObject({ quantity: 6, unit_price_usd: '0.0150', amount_usd: '0.0900' });
+    // Rent is for house DIDs only: customer DIDs are the tenant's own numbers.
+    expect(byKind.did_rent).toMatchObject({ description: '21 house DIDs held in the period', quantity: 21, unit: 'did_month', unit_price_usd: '1.0000', amount_usd: '21.0000' });
     expect(byKind.did_overage).toMatchObject({ description: '21 house DIDs held in the period, 10 included', quantity: 2, unit_price_usd: '25.0000', amount_usd: '50.0000' });
     expect(byKind.did_overage_customer).toMatchObject({ description: '11 customer DIDs held in the period, 10 included', quantity: 1, amount_usd: '25.0000' });
     expect(byKind.sms).toMatchObject({ quantity: 5, unit_price_usd: null, amount_usd: '0.0395' });
+    expect(byKind.wav_surcharge).toMatchObject({ quantity: 7, unit: 'wav_file', unit_price_usd: '0.0100', amount_usd: '0.0700' });
 
     // A closed month bills the same when read again after a DID it counted is retired and one it did not
     // count is brought back.
@@ -167,7 +187,9 @@ describe('GET /v1/billing/invoice', () => {
     expect(lines(res).voice_ai).toMatchObject({ amount_usd: '0.0000' });
     expect(lines(res).did_overage).toMatchObject({ quantity: 0, amount_usd: '0.0000' });
     expect(lines(res).did_overage_customer).toMatchObject({ quantity: 0, amount_usd: '0.0000' });
-    expect(res.body.total_usd).toBe('297.0000');
+    // The 10 house DIDs still pay their rent.
+    expect(lines(res).did_rent).toMatchObject({ quantity: 10, amount_usd: '10.0000' });
+    expect(res.body.total_usd).toBe('307.0000');
   });
 
   it('the current month is open; 400 for a malformed month or unknown key, 422 for a month not started', async () => {
@@ -228,9 +250,11 @@ describe('GET /v1/billing/summary', () => {
         'voice_ai,voice-AI add-on off,0,ai_call,,0.0000',
         'house_minutes,"answered outbound minutes, per started minute",0,minute,0.0150,0.0000',
         'inbound_minutes,"answered inbound minutes, per started minute",0,minute,0.0100,0.0000',
+        'did_rent,0 house DIDs held in the period,0,did_month,1.0000,0.0000',
         'did_overage,"0 house DIDs held in the period, 10 included",0,pack_of_10,25.0000,0.0000',
         'did_overage_customer,"0 customer DIDs held in the period, 10 included",0,pack_of_10,25.0000,0.0000',
         'sms,charged SMS segments (ledger prices),0,segment,,0.0000',
+        'wav_surcharge,WAV files delivered by completed recording exports,0,wav_file,0.0100,0.0000',
         '',
       ]);
     }

@@ -79,7 +79,7 @@ describe('invoice lines', () => {
 
   it('computes a hand-checked month', () => {
     const items = lineItems(
-      { seats: 2, houseDids: 23, customerDids: 11, answeredMinutes: 5, inboundMinutes: 4, smsSegments: 5, smsCost: m('0.0395'), aiCalls: 2, aiCost: m('12.5'), voiceAiEnabled: true },
+      { seats: 2, houseDids: 23, customerDids: 11, answeredMinutes: 5, inboundMinutes: 4, smsSegments: 5, smsCost: m('0.0395'), aiCalls: 2, aiCost: m('12.5'), voiceAiEnabled: true, wavFiles: 7 },
       true,
     );
     expect(items.map((i) => [i.kind, i.quantity, i.unit_price_usd, i.amount_usd])).toEqual([
@@ -87,15 +87,17 @@ describe('invoice lines', () => {
       ['voice_ai', 2, null, '200.0000'],
       ['house_minutes', 5, '0.0150', '0.0750'],
       ['inbound_minutes', 4, '0.0100', '0.0400'],
+      ['did_rent', 23, '1.0000', '23.0000'],
       ['did_overage', 2, '25.0000', '50.0000'],
       ['did_overage_customer', 1, '25.0000', '25.0000'],
       ['sms', 5, null, '0.0395'],
+      ['wav_surcharge', 7, '0.0100', '0.0700'],
     ]);
-    expect(usd(subtotalOf(items))).toBe('572.1545');
+    expect(usd(subtotalOf(items))).toBe('595.2245');
   });
 
   it('voice AI: max(metered, 200) while on, metered without the minimum on a summary, 0 while off', () => {
-    const base = { seats: 3, houseDids: 0, customerDids: 0, answeredMinutes: 0, inboundMinutes: 0, smsSegments: 0, smsCost: 0n, aiCalls: 9, aiCost: m('250.1234') };
+    const base = { seats: 3, houseDids: 0, customerDids: 0, answeredMinutes: 0, inboundMinutes: 0, smsSegments: 0, smsCost: 0n, aiCalls: 9, aiCost: m('250.1234'), wavFiles: 0 };
     const ai = (enabled: boolean, minimums: boolean, cost = base.aiCost) =>
       lineItems({ ...base, aiCost: cost, voiceAiEnabled: enabled }, minimums).find((i) => i.kind === 'voice_ai')!.amount_usd;
     expect(ai(true, true)).toBe('250.1234');

@@ -87,12 +87,14 @@ export interface MeteredUsage {
   sms_cost: string;
   ai_calls: number;
   ai_cost: string;
+  wav_files: number;
 }
 
 /**
  * Metered usage of [from, to): answered minutes from each call's final CDR state (the latest
  * correction, else the original; per started minute), SMS from the ledger's charged rows, voice AI
- * from ai_usage (each row at the rate it was metered under).
+ * from ai_usage (each row at the rate it was metered under), WAV files from the recording exports
+ * completed in the window (an identical request answered from the dedup window is the same job).
  * Only calls with some row (original or correction) answered inside the window are resolved: a
  * final state answered inside it is such a row, so the figure is exact and the cost follows the
  * window's calls, not the tenant's whole history (call_attempts_answered_idx).
@@ -117,7 +119,9 @@ export async function meteredUsage(sql: SqlTx, from: Date, to: Date): Promise<Me
               WHERE tenant_id = app_tenant_id() AND cost_usd IS NOT NULL AND occurred_at >= $1 AND occurred_at < $2) AS sms_cost,
             (SELECT count(*)::int FROM ai_usage WHERE tenant_id = app_tenant_id() AND answered_at >= $1 AND answered_at < $2) AS ai_calls,
             (SELECT coalesce(sum(cost_usd), 0)::text FROM ai_usage
-              WHERE tenant_id = app_tenant_id() AND answered_at >= $1 AND answered_at < $2) AS ai_cost`,
+              WHERE tenant_id = app_tenant_id() AND answered_at >= $1 AND answered_at < $2) AS ai_cost,
+            (SELECT coalesce(sum(audio_files), 0)::int FROM recording_exports
+              WHERE tenant_id = app_tenant_id() AND status = 'done' AND finished_at >= $1 AND finished_at < $2) AS wav_files`,
     [from, to],
   );
   return row!;
@@ -151,30 +155,43 @@ export async function tenantFacts(sql: SqlTx, window: { from: Date; to: Date }):
   return row ?? null;
 }
 
+export interface AlertRow {
+  id: string;
+  period_key: string;
+  threshold_pct: number;
+  scheme: BillingScheme;
+  enforcement_mode: EnforcementMode | null;
+  spent_usd: string;
+  limit_usd: string;
+  crossed_at: Date;
+}
+
+const ALERT_COLUMNS = 'id, period_key, threshold_pct, scheme, enforcement_mode, spent_usd::text, limit_usd::text, crossed_at';
+
 /**
- * Records each threshold not yet recorded for the period. The unique key decides under concurrency:
- * whichever evaluation inserts first keeps its snapshot.
+ * Records each threshold not yet recorded for the period and answers only the rows this call
+ * inserted. The unique key decides under concurrency: whichever evaluation inserts first keeps its
+ * snapshot, and only that one announces it.
  */
 export async function recordCrossings(
   sql: SqlTx,
   periodKey: string,
   thresholds: number[],
   snapshot: { scheme: BillingScheme; enforcement_mode: EnforcementMode | null; spent_usd: string; limit_usd: string },
-): Promise<number[]> {
+): Promise<AlertRow[]> {
   if (!thresholds.length) return [];
-  const rows = await sql.query<{ threshold_pct: number }>(
+  return sql.query<AlertRow>(
     `INSERT INTO billing_alerts (tenant_id, period_key, threshold_pct, scheme, enforcement_mode, spent_usd, limit_usd)
      SELECT app_tenant_id(), $1, t, $3, $4, $5::numeric, $6::numeric FROM unnest($2::int[]) AS t
      ON CONFLICT (tenant_id, period_key, threshold_pct) DO NOTHING
-     RETURNING threshold_pct`,
+     RETURNING ${ALERT_COLUMNS}`,
     [periodKey, thresholds, snapshot.scheme, snapshot.enforcement_mode, snapshot.spent_usd, snapshot.limit_usd],
   );
-  return rows.map((r) => r.threshold_pct);
 }
 
 export async function listAlerts(sql: SqlTx, periodKey: string) {
-  return sql.query<{ threshold_pct: number; scheme: BillingScheme; enforcement_mode: EnforcementMode | null; spent_usd: string; limit_usd: string; crossed_at: Date }>(
-    `SELECT threshold_pct, scheme, enforcement_mode, spent_usd::text, limit_usd::text, crossed_at FROM billing_alerts
+  return sql.query<AlertRow>(
+    `SELECT ${ALERT_COLUMNS} FROM billing_alerts
       WHERE tenant_id = app_tenant_id() AND period_key = $1 ORDER BY crossed_at DESC, threshold_pct DESC`,
     [periodKey],
   );

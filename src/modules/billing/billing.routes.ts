@@ -4,7 +4,7 @@ import { requireManagement } from '../../lib/auth';
 import { createRouter, errorResponses, jsonContent, z } from '../../lib/openapi';
 import { acceptsOver, ARTIFACT_HASH_HEADER, sha256Hex } from '../compliance-reports/artifact';
 import { PRICES } from './billing.rules';
-import { BillingAccountSchema, BillingAlertsSchema, InvoiceQuery, InvoiceSchema, SummaryQuery, SummarySchema } from './billing.schemas';
+import { BillingAccountSchema, BillingAlertsSchema, BillingThresholdCrossedEvent, InvoiceQuery, InvoiceSchema, SummaryQuery, SummarySchema } from './billing.schemas';
 import { billingInvoice, billingSummary, getAccount, getAlerts, SUMMARY_CSV_COLUMNS, summaryCsv } from './billing.service';
 
 const security = [{ bearer: [] }];
@@ -19,11 +19,16 @@ const PRICE_NOTE = `Line items (kind, description, quantity, unit, unit_price_us
   quantity is the metered AI calls.
 - house_minutes: answered minutes of outbound calls (each call's final CDR state, answer to end, per started minute) × ${PRICES.houseMinuteUsd} USD.
 - inbound_minutes: answered minutes of inbound calls (a consumer calling a DID; counted the same way) × ${PRICES.inboundMinuteUsd} USD.
+- did_rent: the house DIDs (numbers the platform provisions) held at any time in the period × ${PRICES.didRentUsd} USD per DID-month;
+  customer DIDs are the tenant's own numbers and pay no rent.
 - did_overage, did_overage_customer: the DIDs of origin house, respectively customer, held at any time in the period (added before
   its end and not retired before its start); ${PRICES.didIncluded} of each
   are included, beyond that ${PRICES.didPackUsd} USD per started pack of ${PRICES.didPackSize} (quantity = packs).
 - sms: the SMS ledger's charged rows (the sent transitions) in the window, at the price each was charged at; quantity = segments.
-Kinds the service has no source or price for (did_rent, wav_surcharge) are not listed.`;
+- wav_surcharge: the WAV files delivered by recording exports completed in the window (audio purged by retention is listed in an
+  archive's manifest but not delivered, so not billed; an identical request answered from the dedup window is the same job, billed
+  once) × ${PRICES.wavFileUsd} USD; quantity = WAV files.
+Every kind is always listed, in this order (a kind with nothing to bill has quantity 0 and amount 0.0000).`;
 
 const artifactHeader = {
   [ARTIFACT_HASH_HEADER]: { description: 'Lowercase hex SHA-256 of the body bytes', schema: { type: 'string' as const, pattern: '^[0-9a-f]{64}$' } },
@@ -43,8 +48,8 @@ export function billingRoutes(deps: AppDeps) {
       description: `A tenant with billing off answers 200 with \`billing_enabled: false\` (scheme, enforcement_mode, balance and cap null,
 alert_thresholds empty), never 404. \`balance\`: cash, grant, deposit and credit limit as the operator set them; a prepaid balance is
 drawn down by metered usage (grant first, then cash); available = cash + grant + credit limit − open holds. \`cap\` is null without a
-cap, else the UTC calendar month's metered spend (SMS and voice-AI as charged, answered minutes at ${PRICES.houseMinuteUsd} USD) against the
-limit, \`used_pct\` floored to one decimal (null when the limit is 0). Enforcement is unconditional; mode and thresholds are read-only
+cap, else the UTC calendar month's metered spend (SMS and voice-AI as charged, answered outbound minutes at ${PRICES.houseMinuteUsd} USD,
+inbound minutes at ${PRICES.inboundMinuteUsd} USD, exported WAV files at ${PRICES.wavFileUsd} USD) against the limit, \`used_pct\` floored to one decimal (null when the limit is 0). Enforcement is unconditional; mode and thresholds are read-only
 here (the operator sets them). ${SCOPE}`,
       responses: { 200: jsonContent(BillingAccountSchema, 'The billing account'), ...errorResponses(401, 403) },
     }),
@@ -61,11 +66,30 @@ here (the operator sets them). ${SCOPE}`,
       summary: 'Spend-cap threshold crossings of the current period',
       description: `Each alert threshold is recorded once per (tenant, period, threshold) when the period spend first reaches it, with the
 scheme, enforcement mode, spend and limit of that moment; newest first. \`period_key\` equals \`cap.period_key\` of the account; with
-billing off or no cap it is null and the list empty. ${SCOPE}`,
+billing off or no cap it is null and the list empty. Spend is judged by the periodic billing pass (BILLING_ENFORCEMENT_INTERVAL_MS)
+and after every operator plan write; each crossing is announced once, in the transaction that records it, as the
+\`billing.threshold_crossed\` event (webhook endpoints subscribed to it, and tenant-lane live-floor sockets). ${SCOPE}`,
       responses: { 200: jsonContent(BillingAlertsSchema, 'Recorded crossings'), ...errorResponses(401, 403) },
     }),
     async (c) => c.json(await getAlerts(deps, c.get('principal').tenantId), 200),
   );
+
+  app.openAPIRegistry.registerWebhook({
+    method: 'post',
+    path: 'billing.threshold_crossed',
+    operationId: 'billingThresholdCrossedWebhook',
+    tags,
+    security: [],
+    summary: 'Event: the period spend reached an alert threshold',
+    description: `POSTed to every enabled endpoint subscribed to \`billing.threshold_crossed\` (\`POST /v1/webhooks\`), signed like every
+delivery (\`X-DD-Event\`, \`X-DD-Delivery-Id\`, \`X-DD-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">\`; docs/webhooks.md).
+Sent once per (tenant, period, threshold): the event is written in the transaction that records the crossing, so a retried
+billing pass or a concurrent evaluation announces nothing more; \`event_id\` is the alert's id. The same frame (without the
+signature) reaches the tenant lane of the live floor (\`GET /v1/ws\`). Any 2xx acknowledges it; other answers are retried on the
+delivery ladder.`,
+    request: { body: { content: { 'application/json': { schema: BillingThresholdCrossedEvent } } } },
+    responses: { 200: { description: 'Any 2xx acknowledges the delivery' } },
+  });
 
   app.openapi(
     createRoute({

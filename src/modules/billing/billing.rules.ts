@@ -28,12 +28,22 @@ export const PRICES = {
    * minute: the carrier's inbound leg costs less than an outbound termination.
    */
   inboundMinuteUsd: '0.0100',
+  /**
+   * Monthly rent of a house DID (a number the platform provisions for the tenant), for every month it
+   * is held at some moment; customer DIDs are the tenant's own numbers and pay no rent.
+   */
+  didRentUsd: '1.0000',
   /** DIDs of each origin (house, customer) included before packs are billed. */
   didIncluded: 10,
   didPackSize: 10,
   didPackUsd: '25.0000',
   /** Voice-AI line while the add-on is enabled: max(metered, this). */
   voiceAiMinimumUsd: '200.0000',
+  /**
+   * Per WAV file a completed recording export delivered: the archive carries uncompressed audio
+   * (about 1 MB a minute), stored and served from the object store.
+   */
+  wavFileUsd: '0.0100',
 } as const;
 
 const MICROS = 1_000_000n;
@@ -128,7 +138,8 @@ export function monthWindow(month: string): { from: Date; to: Date } | null {
   return { from: new Date(Date.UTC(y, mo, 1)), to: new Date(Date.UTC(y, mo + 1, 1)) };
 }
 
-export const LINE_KINDS = ['seats', 'voice_ai', 'house_minutes', 'inbound_minutes', 'did_overage', 'did_overage_customer', 'sms'] as const;
+/** SPEC's line item kinds, in its order. */
+export const LINE_KINDS = ['seats', 'voice_ai', 'house_minutes', 'inbound_minutes', 'did_rent', 'did_overage', 'did_overage_customer', 'sms', 'wav_surcharge'] as const;
 export type LineKind = (typeof LINE_KINDS)[number];
 
 export interface LineItem {
@@ -152,6 +163,8 @@ export interface Usage {
   aiCalls: number;
   aiCost: bigint;
   voiceAiEnabled: boolean;
+  /** WAV files delivered by recording exports completed in the period. */
+  wavFiles: number;
 }
 
 const line = (kind: LineKind, description: string, quantity: number, unit: string, unitPrice: string | null, amount: bigint): LineItem => ({
@@ -193,9 +206,11 @@ export function lineItems(u: Usage, minimums: boolean): LineItem[] {
     ),
     line('house_minutes', 'answered outbound minutes, per started minute', u.answeredMinutes, 'minute', PRICES.houseMinuteUsd, BigInt(u.answeredMinutes) * toMicros(PRICES.houseMinuteUsd)),
     line('inbound_minutes', 'answered inbound minutes, per started minute', u.inboundMinutes, 'minute', PRICES.inboundMinuteUsd, BigInt(u.inboundMinutes) * toMicros(PRICES.inboundMinuteUsd)),
+    line('did_rent', `${u.houseDids} house DIDs held in the period`, u.houseDids, 'did_month', PRICES.didRentUsd, BigInt(u.houseDids) * toMicros(PRICES.didRentUsd)),
     line('did_overage', `${u.houseDids} house DIDs held in the period, ${PRICES.didIncluded} included`, housePacks, 'pack_of_10', PRICES.didPackUsd, BigInt(housePacks) * toMicros(PRICES.didPackUsd)),
     line('did_overage_customer', `${u.customerDids} customer DIDs held in the period, ${PRICES.didIncluded} included`, customerPacks, 'pack_of_10', PRICES.didPackUsd, BigInt(customerPacks) * toMicros(PRICES.didPackUsd)),
     line('sms', 'charged SMS segments (ledger prices)', u.smsSegments, 'segment', null, u.smsCost),
+    line('wav_surcharge', 'WAV files delivered by completed recording exports', u.wavFiles, 'wav_file', PRICES.wavFileUsd, BigInt(u.wavFiles) * toMicros(PRICES.wavFileUsd)),
   ];
 }
 

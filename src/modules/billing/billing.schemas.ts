@@ -18,7 +18,9 @@ export const CapSchema = z
     scheme: z.enum(BILLING_SCHEMES),
     period_key: z.string().openapi({ example: '2026-11', description: 'The UTC calendar month, YYYY-MM' }),
     limit_usd: decimal('The period spend cap'),
-    spent_usd: decimal('Metered spend of the period: SMS and voice-AI as charged plus answered minutes at the house minute rate'),
+    spent_usd: decimal(
+      'Metered spend of the period: SMS and voice-AI as charged, answered outbound and inbound minutes and exported WAV files at their rates (seats and DIDs are invoiced, not metered)',
+    ),
     used_pct: z.number().nullable().openapi({ description: 'spent / limit in percent, floored to one decimal; null when the limit is not positive' }),
   })
   .openapi('BillingCap');
@@ -37,29 +39,44 @@ export const BillingAccountSchema = z
   })
   .openapi('BillingAccount');
 
+const alertFields = {
+  threshold_pct: z.number().int().openapi({ description: 'The alert threshold, a percentage of the cap' }),
+  scheme: z.enum(BILLING_SCHEMES),
+  enforcement_mode: z.enum(ENFORCEMENT_MODES).nullable(),
+  spent_usd: decimal('Period spend when the threshold was crossed'),
+  limit_usd: decimal('The cap in force then'),
+  crossed_at: z.string().openapi({ format: 'date-time' }),
+};
+
+export const BillingAlertSchema = z.object(alertFields).openapi('BillingAlert');
+
 export const BillingAlertsSchema = z
   .object({
     tenant_id: z.string().uuid(),
     period_key: z.string().nullable(),
-    alerts: z.array(
-      z.object({
-        threshold_pct: z.number().int(),
-        scheme: z.enum(BILLING_SCHEMES),
-        enforcement_mode: z.enum(ENFORCEMENT_MODES).nullable(),
-        spent_usd: decimal('Period spend when the threshold was crossed'),
-        limit_usd: decimal('The cap in force then'),
-        crossed_at: z.string().openapi({ format: 'date-time' }),
-      }),
-    ),
+    alerts: z.array(BillingAlertSchema),
   })
   .openapi('BillingAlerts');
+
+/** The envelope of the billing.threshold_crossed webhook (and live-floor frame): src/lib/events.ts. */
+export const BillingThresholdCrossedEvent = z
+  .object({
+    event: z.literal('billing.threshold_crossed'),
+    event_id: z.string().uuid().openapi({ description: 'The alert row id: one event per (tenant, period, threshold), unchanged on redelivery' }),
+    occurred_at: z.string().openapi({ format: 'date-time', description: 'The crossing time (= data.crossed_at)' }),
+    tenant_id: z.string().uuid(),
+    data: z
+      .object({ period_key: z.string().openapi({ example: '2026-11', description: 'The UTC calendar month of the cap, YYYY-MM' }), ...alertFields })
+      .openapi('BillingThresholdCrossed', { description: 'The alert as GET /v1/billing/alerts lists it, with its period_key' }),
+  })
+  .openapi('BillingThresholdCrossedEvent');
 
 export const LineItemSchema = z
   .object({
     kind: z.enum(LINE_KINDS),
     description: z.string(),
-    quantity: z.number().int().openapi({ description: 'Billed units (seats, AI calls, minutes, DID packs, segments)' }),
-    unit: z.string().openapi({ description: 'seat_month, ai_call, minute, pack_of_10, segment' }),
+    quantity: z.number().int().openapi({ description: 'Billed units (seats, AI calls, minutes, DIDs, DID packs, segments, WAV files)' }),
+    unit: z.string().openapi({ description: 'seat_month, ai_call, minute, did_month, pack_of_10, segment, wav_file' }),
     unit_price_usd: decimal('Price per unit; null where rows carry their own prices (sms, voice_ai)').nullable(),
     amount_usd: decimal('The line amount'),
   })

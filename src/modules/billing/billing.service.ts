@@ -1,5 +1,6 @@
 import type { AppDeps } from '../../deps';
 import { AppError, badRequest, notFound, unprocessable } from '../../lib/errors';
+import { emitEvent } from '../../lib/events';
 import { withTenantSql, type SqlTx } from '../../lib/tenancy';
 import { transitionCampaign } from '../campaigns/campaign-lifecycle.service';
 import { csvLine } from '../compliance-reports/artifact';
@@ -14,6 +15,7 @@ import {
   setBlocked,
   tenantFacts,
   type AccountRow,
+  type AlertRow,
   type MeteredUsage,
 } from './billing.repository';
 import {
@@ -33,9 +35,13 @@ import {
   type LineItem,
 } from './billing.rules';
 
-/** Metered spend: SMS and voice-AI as charged, answered minutes at the house minute rate. */
+/** Metered spend: SMS and voice-AI as charged, answered minutes (outbound and inbound) and exported WAV files at their rates. */
 const spendOf = (u: MeteredUsage): bigint =>
-  toMicros(u.sms_cost) + toMicros(u.ai_cost) + BigInt(u.answered_minutes) * toMicros(PRICES.houseMinuteUsd) + BigInt(u.inbound_minutes) * toMicros(PRICES.inboundMinuteUsd);
+  toMicros(u.sms_cost) +
+  toMicros(u.ai_cost) +
+  BigInt(u.answered_minutes) * toMicros(PRICES.houseMinuteUsd) +
+  BigInt(u.inbound_minutes) * toMicros(PRICES.inboundMinuteUsd) +
+  BigInt(u.wav_files) * toMicros(PRICES.wavFileUsd);
 
 const monthOf = (now: Date) => monthWindow(periodKeyOf(now))!;
 
@@ -54,13 +60,15 @@ interface Position {
 /**
  * Where an enabled account stands now: the period spend is the calendar month's metered usage
  * (fixed monthly charges are invoiced, they do not count against the cap); a prepaid balance is
- * drawn down by all metered usage since the account was created.
+ * drawn down by all metered usage since the account was created. Both windows end with the month,
+ * not at `now`: metering stamps rows with the database clock rounded to the millisecond, which can
+ * read a millisecond ahead of this process's clock, and a row just committed must never fall outside.
  */
 async function positionOf(sql: SqlTx, account: AccountRow & { scheme: NonNullable<AccountRow['scheme']> }, now: Date): Promise<Position> {
   const month = monthOf(now);
   const sums = await ledgerSums(sql);
   const spent = spendOf(await meteredUsage(sql, month.from, month.to));
-  const lifetime = account.scheme === 'prepaid' ? spendOf(await meteredUsage(sql, account.created_at, now)) : 0n;
+  const lifetime = account.scheme === 'prepaid' ? spendOf(await meteredUsage(sql, account.created_at, month.to)) : 0n;
   const { cash, grant } = drawDown(account.scheme, { cash: toMicros(sums.cash), grant: toMicros(sums.grant) }, lifetime);
   const creditLimit = toMicros(account.credit_limit_usd);
   const available = availableOf({ cash, grant, deposit: toMicros(sums.deposit), creditLimit, openHolds: toMicros(sums.hold) - toMicros(sums.hold_release) });
@@ -114,24 +122,37 @@ export async function getAccount(deps: AppDeps, tenantId: string) {
   return withTenantSql(deps.db, tenantId, (sql) => readAccountView(sql, tenantId));
 }
 
+/** One crossing as GET /v1/billing/alerts lists it. */
+const alertView = (a: AlertRow) => ({
+  threshold_pct: a.threshold_pct,
+  scheme: a.scheme,
+  enforcement_mode: a.enforcement_mode,
+  spent_usd: usd(toMicros(a.spent_usd)),
+  limit_usd: usd(toMicros(a.limit_usd)),
+  crossed_at: a.crossed_at.toISOString(),
+});
+
 export async function getAlerts(deps: AppDeps, tenantId: string) {
   return withTenantSql(deps.db, tenantId, async (sql) => {
     const account = await readAccount(sql);
     if (!enabled(account) || account.cap_usd === null) return { tenant_id: tenantId, period_key: null, alerts: [] };
     const periodKey = periodKeyOf(new Date());
-    const alerts = await listAlerts(sql, periodKey);
-    return {
-      tenant_id: tenantId,
-      period_key: periodKey,
-      alerts: alerts.map((a) => ({
-        threshold_pct: a.threshold_pct,
-        scheme: a.scheme,
-        enforcement_mode: a.enforcement_mode,
-        spent_usd: usd(toMicros(a.spent_usd)),
-        limit_usd: usd(toMicros(a.limit_usd)),
-        crossed_at: a.crossed_at.toISOString(),
-      })),
-    };
+    return { tenant_id: tenantId, period_key: periodKey, alerts: (await listAlerts(sql, periodKey)).map(alertView) };
+  });
+}
+
+/**
+ * Announces a crossing in the transaction that recorded it (webhooks subscribed to
+ * billing.threshold_crossed and the tenant lane of the live floor). The data is the alert as its GET
+ * lists it plus the period it belongs to; the event id is the alert row's, so the (tenant, period,
+ * threshold) key that records a crossing once also announces it once.
+ */
+async function announceCrossing(sql: SqlTx, tenantId: string, alert: AlertRow): Promise<void> {
+  await emitEvent(sql, tenantId, {
+    event: 'billing.threshold_crossed',
+    eventId: alert.id,
+    occurredAt: alert.crossed_at,
+    data: { period_key: alert.period_key, ...alertView(alert) },
   });
 }
 
@@ -147,7 +168,8 @@ const SYSTEM = { type: 'system' as const, id: 'billing' };
 /**
  * The enforcement step, to run after spend is recorded, after funds or settings change and at the
  * period rollover. Under the account lock it records the thresholds the period spend has reached
- * (each once per period), then sets or clears the block. Campaigns move after commit through the
+ * (each once per period, announced as billing.threshold_crossed in the same transaction), then sets
+ * or clears the block. Campaigns move after commit through the
  * lifecycle service, as an API pause or resume would: running ones to suspended_balance while
  * blocked, suspended_balance ones back to running once not blocked (they were running when
  * suspended; paused campaigns are never touched).
@@ -164,12 +186,14 @@ export async function evaluateBilling(deps: AppDeps, tenantId: string): Promise<
       const pos = await positionOf(sql, account, now);
       reason = pos.reason;
       if (pos.cap !== null && pos.cap > 0n) {
-        crossed = await recordCrossings(sql, pos.periodKey, reachedThresholds(account.alert_thresholds, pos.spent, pos.cap), {
+        const recorded = await recordCrossings(sql, pos.periodKey, reachedThresholds(account.alert_thresholds, pos.spent, pos.cap), {
           scheme: account.scheme,
           enforcement_mode: account.enforcement_mode,
           spent_usd: usd(pos.spent),
           limit_usd: usd(pos.cap),
         });
+        for (const alert of recorded) await announceCrossing(sql, tenantId, alert);
+        crossed = recorded.map((a) => a.threshold_pct);
       }
     }
     if (account && account.blocked_reason !== reason) {
@@ -239,6 +263,7 @@ async function linesOf(sql: SqlTx, w: Window, minimums: boolean) {
       aiCalls: u.ai_calls,
       aiCost: toMicros(u.ai_cost),
       voiceAiEnabled: facts.voice_ai_enabled,
+      wavFiles: u.wav_files,
     },
     minimums,
   );
