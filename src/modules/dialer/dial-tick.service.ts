@@ -220,6 +220,8 @@ async function decideAndRecord(deps: AppDeps, input: TickInput, ratio: number, i
          FROM callbacks cb JOIN debts d ON d.id = cb.debt_id
         WHERE cb.campaign_id = $1 AND cb.status = 'pending' AND cb.scheduled_at <= $2
           AND (cb.retry_at IS NULL OR cb.retry_at <= $2)
+          -- A callback naming its agent is dialed by its own timer, which bridges only that agent (callback-dial.service.ts).
+          AND cb.agent_id IS NULL
         ORDER BY cb.priority DESC, cb.scheduled_at, cb.id
         LIMIT $3
         FOR UPDATE OF cb, d SKIP LOCKED`,
@@ -333,7 +335,8 @@ function hashIndex(key: string): number {
 export async function placeCalls(
   deps: AppDeps,
   tenantId: string,
-  campaign: { id: string; campaign_type: string; amd_enabled: boolean | null },
+  /** `id` null: a call of no campaign (a callback without one), through the deployment default trunk. */
+  campaign: { id: string | null; campaign_type: string; amd_enabled: boolean | null },
   calls: PlannedCall[],
   options: Pick<RunnerOptions, 'gateway' | 'agent_domain'>,
   extraVariables: Record<string, string> = {},
@@ -348,7 +351,9 @@ export async function placeCalls(
   );
   const mine = new Set(claimed.map((r) => r.id));
   // The trunk is read again at every placement: a carrier disabled or retired since the run started carries nothing.
-  const trunk = await withTenantSql(deps.db, tenantId, (sql) => campaignTrunk(sql, campaign.id, options.gateway));
+  const campaignId = campaign.id;
+  const trunk: Trunk =
+    campaignId === null ? { ok: true, gateway: null, carrierId: null } : await withTenantSql(deps.db, tenantId, (sql) => campaignTrunk(sql, campaignId, options.gateway));
   const esl = deps.esl;
   const gateway = trunk.ok ? (trunk.gateway ?? undefined) : undefined;
   const commands = esl ? createSwitchCommands(esl, { gateway, agentDomain: options.agent_domain ?? undefined }) : null;
@@ -375,7 +380,7 @@ export async function placeCalls(
         // Read back by the event relay: the call session needs the tenant, the attempt and where agents live.
         variables: {
           dd_tenant_id: tenantId,
-          dd_campaign_id: campaign.id,
+          ...(campaign.id ? { dd_campaign_id: campaign.id } : {}),
           dd_call_attempt_id: call.id,
           ...(options.agent_domain ? { dd_agent_domain: options.agent_domain } : {}),
           ...extraVariables,
