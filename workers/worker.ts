@@ -71,7 +71,7 @@ function startSwitchRelays(deps: AppDeps, esl: EslManager, temporal: Client, tas
   const stops = [
     startCallEventRelay({ esl, temporal, taskQueue, logger: deps.logger.child({ component: 'call-events' }), box: deps.box, db: deps.db }),
     startSupervisionLegRelay({ esl, temporal, taskQueue, logger: deps.logger.child({ component: 'supervision-legs' }) }),
-    startRegistrationRelay({ esl, db: deps.db, logger: deps.logger.child({ component: 'registrations' }) }),
+    startRegistrationRelay({ esl, db: deps.db, logger: deps.logger.child({ component: 'registrations' }), temporal }),
   ];
   return async () => {
     await Promise.all(stops.map((stop) => stop()));

@@ -1,7 +1,9 @@
+import type { Client } from '@temporalio/client';
 import type { Database } from '../../lib/db';
 import type { Logger } from '../../lib/logger';
 import { withTenantSql } from '../../lib/tenancy';
 import type { EslEvent, EslManager } from '../../switch/esl';
+import { wakeSeatedCampaignRuns } from '../dialer/campaign-wake';
 import { applyRegistration, registrationOwners } from './switch-directory.repository';
 
 /** The switch's registration events (mod_sofia CUSTOM subclasses) and what each says of the seat. */
@@ -32,12 +34,12 @@ export function toRegistrationChange(ev: EslEvent): RegistrationChange | null {
   return { registered, username: registered ? username : null, callId, at };
 }
 
-/** Applies one registration change to the seat(s) it names; answers how many changed. */
-export async function recordRegistration(db: Database, change: RegistrationChange): Promise<number> {
+/** Applies one registration change to the seat(s) it names; answers the tenants of the seats it changed. */
+export async function recordRegistration(db: Database, change: RegistrationChange): Promise<string[]> {
   const owners = await registrationOwners(db, change.username, change.callId);
-  let changed = 0;
+  const changed: string[] = [];
   for (const owner of owners) {
-    if (await withTenantSql(db, owner.tenant_id, (sql) => applyRegistration(sql, owner.agent_id, change))) changed += 1;
+    if (await withTenantSql(db, owner.tenant_id, (sql) => applyRegistration(sql, owner.agent_id, change))) changed.push(owner.tenant_id);
   }
   return changed;
 }
@@ -49,13 +51,16 @@ export async function recordRegistration(db: Database, change: RegistrationChang
  * time, so several relays, a repeat or a late event change nothing. Returns a function that stops
  * the relay and waits for the writes in flight.
  */
-export function startRegistrationRelay(options: { esl: EslManager; db: Database; logger: Logger }): () => Promise<void> {
+export function startRegistrationRelay(options: { esl: EslManager; db: Database; logger: Logger; temporal: Client | null }): () => Promise<void> {
   const inFlight = new Set<Promise<void>>();
   const onEvent = (ev: EslEvent) => {
     const change = toRegistrationChange(ev);
     if (!change) return;
     const write = recordRegistration(options.db, change).then(
-      () => undefined,
+      // A registered seat is reachable: the tenant's runs that wait for a seat tick now.
+      async (tenants) => {
+        if (change.registered) for (const tenantId of new Set(tenants)) await wakeSeatedCampaignRuns({ ...options }, tenantId);
+      },
       (err: unknown) => options.logger.warn({ err: (err as Error).message, event: ev.subclass }, 'registration event not applied'),
     );
     inFlight.add(write);
