@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '../../src/lib/logger';
 import { withTenant } from '../../src/lib/tenancy';
+import { wakeCampaignRuns } from '../../src/modules/dialer/campaign-wake';
 import { createEslManager, type EslManager } from '../../src/switch/esl';
 import { startSwitchSimulator, type SwitchSimulator } from '../../src/switch/simulator';
 import { createWorker, type WorkerHandle } from '../../workers/worker';
@@ -172,9 +173,12 @@ export async function standbySeat(app: TestApp, rig: SwitchRig, tenant: Provisio
   if (paused.status !== 200) throw new Error(`pause of ${agent.extension}: ${paused.status} ${paused.text}`);
 }
 
-/** Debts of a campaign with a primary contact and voice consent each. */
+/**
+ * Debts of a campaign with a primary contact and voice consent each; then the campaign's run is
+ * woken, as an import wakes it (an idle run sleeps until something can give it work).
+ */
 export async function seedLeads(app: TestApp, tenant: ProvisionedTenant, campaignId: string, phones: string[]): Promise<string[]> {
-  return withTenant(app.deps.db, tenant.tenantId, async (tx) => {
+  const seeded = await withTenant(app.deps.db, tenant.tenantId, async (tx) => {
     const ids: string[] = [];
     for (const [i, phone] of phones.entries()) {
       const debt = await tx.debt.create({
@@ -193,6 +197,8 @@ export async function seedLeads(app: TestApp, tenant: ProvisionedTenant, campaig
     }
     return ids;
   });
+  await wakeCampaignRuns(app.deps, tenant.tenantId, [campaignId]);
+  return seeded;
 }
 
 /** Polls `probe` until it returns a value (not undefined), failing after timeoutMs. */
