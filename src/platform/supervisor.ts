@@ -2,7 +2,7 @@ import cluster, { type Worker as ClusterWorker } from 'node:cluster';
 import { AggregatorRegistry, type PrometheusContentType } from 'prom-client';
 import type { Logger } from '../lib/logger';
 import type { ShutdownStep } from '../runtime';
-import { CHILD_ENV, isReadyMessage, type ChildRole, type ReadyMessage } from './child-process';
+import { CHILD_ENV, isReadyMessage, type ChildRole } from './child-process';
 
 /**
  * The parent side of `npm start`'s process layout: API and worker processes forked with node
