@@ -1,3 +1,4 @@
+import type { CampaignRunActivities } from '../src/contracts/campaign-run';
 import type { AppDeps } from '../src/deps';
 import {
   connectAgent,
@@ -18,8 +19,9 @@ import { dialTick, placeRecordedCall } from '../src/modules/dialer/dial-tick.ser
  * timeout) are transient and left to the retry policy; every step is safe to repeat.
  */
 export function createDialerActivities(deps: AppDeps) {
+  const run: CampaignRunActivities = { dialTick: (input) => dialTick(deps, input) };
   return {
-    dialTick: (input: Parameters<typeof dialTick>[1]) => dialTick(deps, input),
+    ...run,
     placeRecordedCall: (input: Parameters<typeof placeRecordedCall>[1]) => placeRecordedCall(deps, input),
     loadCallContext: (ref: Parameters<typeof loadCallContext>[1]) => loadCallContext(deps, ref),
     markAnswered: (ref: Parameters<typeof markAnswered>[1], answeredAt: string) => markAnswered(deps, ref, answeredAt),

@@ -3,76 +3,82 @@ import {
   continueAsNew,
   defineQuery,
   defineSignal,
+  patched,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { DialerActivities } from '../activities/dialer.activities';
-import type { RunCounters, TickResult } from '../src/modules/dialer/dial-tick.service';
-import type { RunnerOptions } from '../src/modules/dialer/runner-options';
-import type { PacingState } from '../src/modules/dialer/pacing';
+import type {
+  CampaignPacingState,
+  CampaignRunActivities,
+  CampaignRunInput,
+  CampaignRunOptions,
+  CampaignRunPauseSignal,
+  CampaignRunResult,
+  CampaignRunResumeSignal,
+  CampaignRunState,
+  CampaignRunStateQuery,
+  CampaignRunStats,
+  CampaignRunStatsQuery,
+  CampaignRunStopSignal,
+  CampaignRunWakeSignal,
+  DialTickResult,
+  NextTick,
+  RunCounters,
+} from '../src/contracts/campaign-run';
+
+export type { CampaignRunInput, CampaignRunStats } from '../src/contracts/campaign-run';
+
+const retry = { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 };
 
 // A tick is short (a few statements and one command per call); a worker that dies mid-tick is
 // noticed after this timeout and the tick retried on another worker.
-const { dialTick } = proxyActivities<DialerActivities>({
-  startToCloseTimeout: '15 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
-});
+const { dialTick } = proxyActivities<CampaignRunActivities>({ startToCloseTimeout: '15 seconds', retry });
+
+// The event-driven loop runs the tick as a local activity: its result is one marker in the
+// workflow task that asked for it, instead of an activity's scheduled, started and completed events
+// and a second workflow task. A retried workflow task runs the tick again with the same tick key,
+// which the tick is built for (a retried tick places nothing twice).
+const { dialTick: dialTickLocal } = proxyLocalActivities<CampaignRunActivities>({ startToCloseTimeout: '15 seconds', retry });
 
 /** Continue-as-new after this many ticks (or sooner when Temporal suggests it): bounded history. */
 export const TICKS_PER_RUN = 500;
+/**
+ * The event-driven loop continues as new once its history holds this many events (or after
+ * `ticksPerRun` ticks when the input sets it): a worker restart replays at most this much per run.
+ */
+export const HISTORY_EVENTS_PER_RUN = 1000;
 
-export interface CampaignRunInput {
-  tenantId: string;
-  campaignId: string;
-  options: RunnerOptions;
-  /**
-   * Ticks before the run continues as new (default TICKS_PER_RUN). A test and operations knob:
-   * tests use a small value to see the hand-over happen; an operator may lower it for a campaign
-   * whose ticks carry large payloads (the history grows per tick). Kept across continue-as-new.
-   */
-  ticksPerRun?: number;
-  /** Carried across continue-as-new. */
-  carried?: {
-    runStartedAt: string;
-    tick: number;
-    blocked: number;
-    paused: boolean;
-    pacing: PacingState;
-    lastCounters: RunCounters | null;
-  };
-}
+/** The patch that made the loop event-driven (docs/dial-loop.md); histories without its marker keep the fixed cadence. */
+export const EVENT_DRIVEN_PATCH = 'campaign-run-event-driven-20261127';
 
-export interface CampaignRunStats {
-  dialed: number;
-  blocked: number;
-  finished: number;
-  reaped: number;
-  in_flight: number;
-  /** Why the last tick placed nothing more (e.g. ai_paused, ai_budget_exhausted), null when it was not held back. */
-  idle: string | null;
-  pacing: { ratio: number; abandoned: number; connected: number; abandonment_rate: number | null; tokens: number | null };
-}
-
-/** Releases a paused run; with options (a resume that sent them) the run adopts them from its next tick. */
-export const resumeSignal = defineSignal<[RunnerOptions | null]>('resume');
-export const pauseSignal = defineSignal('pause');
-export const stopSignal = defineSignal('stop');
-/** Something became due (a callback timer): tick now instead of at the end of the pause. */
-export const wakeSignal = defineSignal('wake');
-export const statsQuery = defineQuery<CampaignRunStats>('stats');
-/** For operators (Temporal Web UI, tctl): whether the loop is held and how far it got. */
-export const runStateQuery = defineQuery<{ paused: boolean; stopped: boolean; tick: number; runStartedAt: string; options: RunnerOptions }>('runState');
+export const resumeSignal = defineSignal<[CampaignRunOptions | null]>('resume' satisfies CampaignRunResumeSignal);
+export const pauseSignal = defineSignal('pause' satisfies CampaignRunPauseSignal);
+export const stopSignal = defineSignal('stop' satisfies CampaignRunStopSignal);
+export const wakeSignal = defineSignal('wake' satisfies CampaignRunWakeSignal);
+export const statsQuery = defineQuery<CampaignRunStats>('stats' satisfies CampaignRunStatsQuery);
+export const runStateQuery = defineQuery<CampaignRunState>('runState' satisfies CampaignRunStateQuery);
 
 /**
- * One campaign run: every tick_ms one dialTick activity (reap, pace, decide, record, originate).
- * The pacing state travels through the activity, which adapts the ratio from the abandonment the
- * CDR reports, so the workflow stays free of arithmetic that would have to replay. pause holds the loop
- * (calls in flight finish on their own), resume releases it, stop (or the campaign leaving
- * running, read every tick) ends the run. Continues as new every TICKS_PER_RUN ticks.
+ * One campaign run: dialTick ticks (reap, pace, decide, record, originate). The pacing state
+ * travels through the tick, which adapts the ratio from the abandonment the CDR reports, so the
+ * workflow stays free of arithmetic that would have to replay. pause holds the loop (calls in
+ * flight finish on their own), resume releases it, stop (or the campaign leaving running, read
+ * every tick) ends the run.
+ *
+ * Since EVENT_DRIVEN_PATCH the tick says when to tick again: a busy run keeps its tick_ms cadence,
+ * an idle one sleeps until the moment the tick computed (a lead, callback or seat due, the calling
+ * window opening, the backstop) or a `wake` signal, and a campaign the loop never dials (preview,
+ * manual) waits for signals only. It continues as new by history length (HISTORY_EVENTS_PER_RUN).
+ * Histories without the marker keep the old loop: a fixed cadence, continue-as-new every
+ * TICKS_PER_RUN ticks.
  */
-export async function campaignRunWorkflow(input: CampaignRunInput): Promise<{ ended: string; ticks: number }> {
+export async function campaignRunWorkflow(input: CampaignRunInput): Promise<CampaignRunResult> {
   const info = workflowInfo();
+  // Decided once per run: a run recorded before the patch replays the old loop to its end, and
+  // the run it continues as new takes the new one.
+  const eventDriven = patched(EVENT_DRIVEN_PATCH);
   const carried = input.carried;
   let options = input.options;
   let tick = carried?.tick ?? 0;
@@ -83,8 +89,9 @@ export async function campaignRunWorkflow(input: CampaignRunInput): Promise<{ en
   let counters: RunCounters | null = carried?.lastCounters ?? null;
   let tokens: number | null = null;
   let idle: string | null = null;
+  let waiting: NextTick | null = null;
   const runStartedAt = carried?.runStartedAt ?? new Date(info.startTime.getTime()).toISOString();
-  let pacing: PacingState = carried?.pacing ?? { ratio: 1, recent: [], connected: 0, abandoned: 0 };
+  let pacing: CampaignPacingState = carried?.pacing ?? { ratio: 1, recent: [], connected: 0, abandoned: 0 };
 
   setHandler(resumeSignal, (newOptions) => {
     if (newOptions) options = newOptions;
@@ -116,7 +123,12 @@ export async function campaignRunWorkflow(input: CampaignRunInput): Promise<{ en
     },
   }));
 
-  setHandler(runStateQuery, () => ({ paused, stopped, tick, runStartedAt, options }));
+  setHandler(runStateQuery, () => ({ paused, stopped, tick, runStartedAt, options, waiting }));
+
+  const endOfRun = () =>
+    eventDriven
+      ? ticksThisRun >= (input.ticksPerRun ?? Infinity) || workflowInfo().historyLength >= HISTORY_EVENTS_PER_RUN
+      : ticksThisRun >= (input.ticksPerRun ?? TICKS_PER_RUN);
 
   let ticksThisRun = 0;
   for (;;) {
@@ -125,7 +137,9 @@ export async function campaignRunWorkflow(input: CampaignRunInput): Promise<{ en
       await condition(() => !paused || stopped);
       continue;
     }
-    const result: TickResult = await dialTick({
+    // A wake that arrives while the tick runs asks for another tick: it may concern what the tick already passed.
+    if (eventDriven) woken = false;
+    const result: DialTickResult = await (eventDriven ? dialTickLocal : dialTick)({
       tenantId: input.tenantId,
       campaignId: input.campaignId,
       workflowId: info.workflowId,
@@ -147,14 +161,26 @@ export async function campaignRunWorkflow(input: CampaignRunInput): Promise<{ en
     if (result.state === null || result.state === 'archived') return { ended: result.state ?? 'campaign_gone', ticks: tick };
     if (result.state !== 'running') paused = true;
 
-    if (ticksThisRun >= (input.ticksPerRun ?? TICKS_PER_RUN) || workflowInfo().continueAsNewSuggested) {
+    if (endOfRun() || workflowInfo().continueAsNewSuggested) {
       await continueAsNew<typeof campaignRunWorkflow>({
         ...input,
         options,
         carried: { runStartedAt, tick, blocked, paused, pacing, lastCounters: counters },
       });
     }
-    woken = false;
-    await condition(() => stopped || woken || paused, options.tick_ms);
+    if (!eventDriven) {
+      woken = false;
+      await condition(() => stopped || woken || paused, options.tick_ms);
+      continue;
+    }
+    const next = result.next;
+    waiting = next;
+    if (next.kind === 'signal_only') {
+      await condition(() => stopped || woken || paused);
+    } else {
+      const waitMs = next.kind === 'cadence' ? options.tick_ms : Math.max(options.tick_ms, Date.parse(next.at) - Date.now());
+      await condition(() => stopped || woken || paused, waitMs);
+    }
+    waiting = null;
   }
 }

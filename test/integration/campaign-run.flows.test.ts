@@ -4,7 +4,7 @@ import { finalizeCall } from '../../src/modules/dialer/call-session.service';
 import { sellerMessage } from '../../src/modules/call-events/call-speech.rules';
 import { RunnerOptionsBody } from '../../src/modules/dialer/runner-options';
 import type { SwitchEvent, SwitchSimulator } from '../../src/switch/simulator';
-import { campaignRunWorkflow, runStateQuery, statsQuery, type CampaignRunStats } from '../../workflows/campaign-run.workflow';
+import { campaignRunWorkflow, runStateQuery, statsQuery, wakeSignal, type CampaignRunStats } from '../../workflows/campaign-run.workflow';
 import { campaignRunWorkflowId } from '../../workflows/ids';
 import { checkInSeat, daytimePrefix, numberEnding, registerSeat, runWorker, seatAgents, seedLeads, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
 import { ADMIN_TOKEN, provisionTenant, startTestApp, type ProvisionedTenant, type TestApp } from '../helpers/harness';
@@ -191,13 +191,16 @@ function runState(env: Env, tenant: ProvisionedTenant, campaignId: string) {
 }
 
 /**
- * Waits until the run has done `count` more ticks than now: a stretch of real decisions, not a
- * sleep. Against the Temporal dev server a 200 ms tick timer fires after about a second, so every
- * tick waited for costs that: tests wait for as few as prove their point.
+ * Waits until the run has done `count` more ticks than now, waking it before each (an idle run
+ * ticks only when something can give it work): a stretch of real decisions, not a sleep.
  */
 async function ticksPass(env: Env, tenant: ProvisionedTenant, campaignId: string, count: number): Promise<void> {
-  const from = (await runState(env, tenant, campaignId)).tick;
-  await waitFor(async () => ((await runState(env, tenant, campaignId)).tick >= from + count ? true : undefined), 20_000, `${count} ticks`);
+  const handle = env.app.deps.temporal!.workflow.getHandle(campaignRunWorkflowId(tenant.tenantId, campaignId));
+  for (let i = 0; i < count; i += 1) {
+    const from = (await handle.query(runStateQuery)).tick;
+    await handle.signal(wakeSignal);
+    await waitFor(async () => ((await handle.query(runStateQuery)).tick > from ? true : undefined), 20_000, `tick ${i + 1} of ${count}`);
+  }
 }
 
 /** The consumer legs of the tenant still up on a long-talk simulator are hung up so no test leaves a call behind. */
@@ -686,7 +689,16 @@ describe('call flows of a campaign run against the switch simulator', () => {
     });
     const firstRunId = first.firstExecutionRunId;
     const firstRun = env.app.deps.temporal!.workflow.getHandle(workflowId, firstRunId);
-    await waitFor(async () => ((await firstRun.describe()).status.name === 'CONTINUED_AS_NEW' ? true : undefined), 20_000, 'the first run to continue as new');
+    // Woken while it waits: once its lead is dialed and the other refused, the run has nothing to do.
+    await waitFor(
+      async () => {
+        if ((await firstRun.describe()).status.name === 'CONTINUED_AS_NEW') return true;
+        if ((await firstRun.query(runStateQuery)).waiting?.kind === 'idle') await firstRun.signal(wakeSignal);
+        return undefined;
+      },
+      20_000,
+      'the first run to continue as new',
+    );
     // A closed run still answers queries (replayed from its history): its counters as it handed over.
     const before = await firstRun.query(statsQuery);
     const beforeState = await firstRun.query(runStateQuery);

@@ -20,6 +20,9 @@ import { plannedStaffingForTick } from '../planned-shifts/planned-staffing.servi
 import { smsBlastTick } from './sms-blast.service';
 import { aiVoiceLines } from '../ai-calls/ai-dial.service';
 import type { RunnerOptions } from './runner-options';
+import type { DialTickInput, DialTickResult, RunCounters, TickResult } from '../../contracts/campaign-run';
+import { nextTick, windowOpensAt, type CallingWindow } from './next-wake';
+import { nextLeadDueAt, nextSeatFreeAt } from './next-wake.repository';
 import { billingRefusal } from '../billing/billing.service';
 import { dialableSeatSql } from '../agents/agent.repository';
 import { campaignTrunk, ensureGateway, type Trunk } from '../carriers/carrier-gateway';
@@ -29,45 +32,9 @@ export const REDIAL_AFTER_MS = 4 * 3600 * 1000;
 /** Ring time of a consumer leg before the switch gives up (NO_ANSWER). */
 export const RING_TIMEOUT_SEC = 45;
 
-export interface TickInput {
-  tenantId: string;
-  campaignId: string;
-  workflowId: string;
-  /** Unique per tick of a run and stable across retries of that tick's activity. */
-  tickKey: string;
-  options: RunnerOptions;
-  /** The predictive pacing controller's state, carried by the workflow from tick to tick. */
-  pacing: PacingState;
-  /** The run counters the previous tick returned (null on the first): the pacing input is the change. */
-  lastCounters: RunCounters | null;
-  /** Counters cover calls placed from this moment (the run's start, kept across continue-as-new). */
-  runStartedAt: string;
-}
-
-export interface RunCounters {
-  dialed: number;
-  finished: number;
-  reaped: number;
-  in_flight: number;
-  connected: number;
-  abandoned: number;
-}
-
-export interface TickResult {
-  /** The campaign's state as the tick read it; null when the campaign is gone. */
-  state: string | null;
-  placed: number;
-  blocked: number;
-  reaped: number;
-  notPlaced: number;
-  /** Why nothing more was dialed this tick, when that is the case. */
-  idle: string | null;
-  /** Dials still allowed this second under max_cps (null = no ceiling). */
-  tokens: number | null;
-  overDialAllowed: boolean;
-  pacing: PacingState;
-  run: RunCounters;
-}
+/** The tick's input and result are the campaign run contract's (src/contracts/campaign-run.ts). */
+export type TickInput = DialTickInput;
+export type { RunCounters, TickResult };
 
 /**
  * The id of the i-th attempt row of a tick, derived from the tick key: a retried tick activity
@@ -95,6 +62,10 @@ export interface CampaignRow {
   abandon_seller_phone: string | null;
   max_cps: number | null;
   max_concurrent_channels: number | null;
+  calling_window_start: string | null;
+  calling_window_end: string | null;
+  default_timezone: string | null;
+  calling_window_destination_local: boolean;
 }
 
 export interface PlannedCall {
@@ -109,7 +80,8 @@ export async function readCampaign(sql: SqlTx, campaignId: string): Promise<Camp
   const [row] = await sql.query<CampaignRow>(
     `SELECT c.state, c.campaign_type, c.ai_voice, c.amd_enabled, c.caller_ids, c.caller_id_pool::text[] AS caller_id_pool,
             c.abandonment_threshold::text, c.min_dial_ratio::text, c.max_dial_ratio::text,
-            t.abandon_seller_name, t.abandon_seller_phone, t.max_cps, t.max_concurrent_channels
+            t.abandon_seller_name, t.abandon_seller_phone, t.max_cps, t.max_concurrent_channels,
+            c.calling_window_start::text, c.calling_window_end::text, c.default_timezone, c.calling_window_destination_local
        FROM campaigns c JOIN tenants t ON t.id = c.tenant_id
       WHERE c.id = $1`,
     [campaignId],
@@ -249,12 +221,24 @@ async function decideAndRecord(deps: AppDeps, input: TickInput, ratio: number, i
     const planned: Array<{ id: string; debt_id: string; to_number: string; from_number: string | null; snapshot: unknown }> = [];
     const refusedDebts: string[] = [];
     const blockedGates: string[] = [];
+    // A lead refused for quiet hours rests until its calling window opens when that comes before
+    // the cooldown ends: the run wakes for it then (the engine decides again at that moment).
+    const cooldownEnd = new Date(now.getTime() + input.options.blocked_cooldown_ms);
+    const restUntil: string[] = [];
+    const window: CallingWindow = {
+      start: campaign.calling_window_start,
+      end: campaign.calling_window_end,
+      defaultTimezone: campaign.default_timezone,
+      destinationLocal: campaign.calling_window_destination_local,
+    };
     decisions.forEach((decision, i) => {
       const c = candidates[i]!;
       // A refusal whose evidence could not be recorded has no decision id: never dial on it.
       if (!decision.allowed || decision.decisionId === null) {
         refusedDebts.push(c.debtId);
         blockedGates.push(decision.gate ?? 'unrecorded');
+        const opens = decision.gate === 'quiet_hours' ? windowOpensAt(now, decision.zones, window) : null;
+        restUntil.push((opens !== null && opens < cooldownEnd ? opens : cooldownEnd).toISOString());
         return;
       }
       const from = fromNumbers.length ? fromNumbers[(planned.length + hashIndex(input.tickKey)) % fromNumbers.length]! : null;
@@ -273,10 +257,12 @@ async function decideAndRecord(deps: AppDeps, input: TickInput, ratio: number, i
         )
       : [];
     await sql.query(
-      `UPDATE debts SET next_dialable_at = CASE WHEN id = ANY ($1::uuid[]) THEN $3::timestamptz + make_interval(secs => $4 / 1000.0)
-                                                ELSE $3::timestamptz + make_interval(secs => $5 / 1000.0) END
-        WHERE id = ANY ($1::uuid[]) OR id = ANY ($2::uuid[])`,
-      [planned.map((p) => p.debt_id), refusedDebts, now, REDIAL_AFTER_MS, input.options.blocked_cooldown_ms],
+      `UPDATE debts d SET next_dialable_at = CASE WHEN d.id = ANY ($1::uuid[]) THEN $3::timestamptz + make_interval(secs => $4 / 1000.0)
+                                                  ELSE r.until END
+         FROM (SELECT unnest($1::uuid[]) AS id, NULL::timestamptz AS until
+               UNION ALL SELECT * FROM unnest($2::uuid[], $5::timestamptz[])) r
+        WHERE d.id = r.id`,
+      [planned.map((p) => p.debt_id), refusedDebts, now, REDIAL_AFTER_MS, restUntil],
     );
     // A refused callback rests like a refused lead instead of taking every tick's batch.
     const refusedCallbacks = candidates.filter((c, i) => c.callbackId !== null && !(decisions[i]!.allowed && decisions[i]!.decisionId !== null));
@@ -566,10 +552,27 @@ export async function pace(deps: AppDeps, input: TickInput, run: RunCounters): P
 }
 
 /**
+ * One tick of a campaign run, then when to tick again (next-wake.ts): a run that found nothing to
+ * do learns the earliest moment a lead, a callback or a seat becomes due, read set-based only then.
+ */
+export async function dialTick(deps: AppDeps, input: TickInput, now: Date = new Date()): Promise<DialTickResult> {
+  const result = await tickOnce(deps, input, now);
+  const idleFor = result.state === 'running' && result.placed + result.blocked + result.notPlaced + result.run.in_flight === 0 ? result.idle : null;
+  const due =
+    idleFor === 'no_dialable_leads'
+      ? [await withTenantSql(deps.db, input.tenantId, (sql) => nextLeadDueAt(sql, input.campaignId, now))]
+      : idleFor === 'no_agent_capacity'
+        ? [await withTenantSql(deps.db, input.tenantId, (sql) => nextSeatFreeAt(sql, now))]
+        : [];
+  const next = nextTick({ tick: { ...result, inFlight: result.run.in_flight }, due, now, tickMs: input.options.tick_ms });
+  return { ...result, next };
+}
+
+/**
  * One tick of a campaign run: reap, then (unless an earlier try of this tick already recorded
  * its batch) decide and record a batch, then place what is recorded and not yet sent.
  */
-export async function dialTick(deps: AppDeps, input: TickInput, now: Date = new Date()): Promise<TickResult> {
+async function tickOnce(deps: AppDeps, input: TickInput, now: Date): Promise<TickResult> {
   // A text campaign sends through the SMS path (sms-blast.service.ts): no switch, no CDR, no pacing.
   const [kind] = await withTenantSql(deps.db, input.tenantId, (sql) =>
     sql.query<{ campaign_type: string }>('SELECT campaign_type FROM campaigns WHERE id = $1', [input.campaignId]),
