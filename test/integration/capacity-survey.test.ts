@@ -110,6 +110,7 @@ describe('GET /v1/stats/capacity', () => {
       channels_in_use: 0,
       dials_last_second: 0,
       supervision: { limit: 10, in_use: 0 },
+      agents: expect.objectContaining({ interval_minutes: 30 }), // test/integration/capacity-planned-shifts.test.ts
     });
   });
 
@@ -161,6 +162,7 @@ describe('GET /v1/stats/capacity', () => {
       channels_in_use: 4, // ringing, talking and the two new dials
       dials_last_second: 2,
       supervision: { limit: 10, in_use: 0 },
+      agents: expect.objectContaining({ interval_minutes: 30 }), // test/integration/capacity-planned-shifts.test.ts
     });
     expect((await get(other, '/v1/stats/capacity')).body).toMatchObject({ channels_in_use: 1, dials_last_second: 0 });
   });
@@ -184,6 +186,7 @@ describe('GET /v1/stats/capacity', () => {
       channels_in_use: 5, // every open original after the horizon, the one after now included
       dials_last_second: 3,
       supervision: { limit: 10, in_use: 0 },
+      agents: expect.objectContaining({ interval_minutes: 30 }), // test/integration/capacity-planned-shifts.test.ts
     });
   });
 
@@ -213,6 +216,7 @@ describe('GET /v1/stats/capacity', () => {
       channels_in_use: 1,
       dials_last_second: 0,
       supervision: { limit: 10, in_use: 2 },
+      agents: expect.objectContaining({ interval_minutes: 30 }), // test/integration/capacity-planned-shifts.test.ts
     });
     expect((await get(other, '/v1/stats/capacity')).body).toMatchObject({ channels_in_use: 1, supervision: { limit: 10, in_use: 1 } });
   });
@@ -390,6 +394,9 @@ describe('GET /v1/campaigns/{id}/survey-results', () => {
     );
     const capacityOp = doc.paths['/v1/stats/capacity'].get;
     expect(capacityOp.description).toContain('supervision');
-    expect(Object.keys(doc.components.schemas.Capacity.properties).sort()).toEqual(['channels_in_use', 'dials_last_second', 'limits', 'supervision']);
+    expect(Object.keys(doc.components.schemas.Capacity.properties).sort()).toEqual(['agents', 'channels_in_use', 'dials_last_second', 'limits', 'supervision']);
+    expect(Object.keys(doc.components.schemas.Capacity.properties.agents.properties).sort()).toEqual(['interval_minutes', 'intervals', 'now']);
+    expect(capacityOp.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`).sort()).toEqual(['query:interval_minutes', 'query:intervals']);
+    expect(Object.keys(capacityOp.responses).sort()).toEqual(['200', '400', '401', '403']);
   });
 });

@@ -6,6 +6,7 @@ import {
   MAX_LEAD_MS,
   MIN_HANDLE_SAMPLES,
   MIN_LEAD_MS,
+  nextPlannedGainAt,
   plannedStaffing,
   staffingHorizons,
   type ShiftSeat,
@@ -169,5 +170,21 @@ describe('linesToDial with the plan', () => {
 
   it('applies the ratio to the planned seat count as a whole', () => {
     expect(linesToDial({ ...base, availableAgents: 3, ratio: 1.5, plan: { leaving: 1, arriving: 1 } })).toBe(4);
+  });
+});
+
+describe('nextPlannedGainAt', () => {
+  it('is the earliest arrival entering the lead window or stretch of work ending, after now', () => {
+    expect(nextPlannedGainAt(NOW, horizons, [shift('a', HOUR, 9 * HOUR), shift('b', -HOUR, 30 * MINUTE, seated)])).toBe(NOW + 30 * MINUTE);
+    expect(nextPlannedGainAt(NOW, horizons, [shift('a', 10 * MINUTE, 9 * HOUR), shift('b', -HOUR, 30 * MINUTE, seated)])).toBe(NOW + 10 * MINUTE - horizons.leadMs);
+  });
+
+  it('skips moments already past and reads back-to-back shifts as one stretch', () => {
+    expect(nextPlannedGainAt(NOW, horizons, [shift('a', 5 * SECOND, 9 * HOUR)])).toBe(NOW + 9 * HOUR);
+    expect(nextPlannedGainAt(NOW, horizons, [shift('a', -HOUR, MINUTE, seated), shift('a', MINUTE, 2 * HOUR, seated)])).toBe(NOW + 2 * HOUR);
+  });
+
+  it('is null without shifts', () => {
+    expect(nextPlannedGainAt(NOW, horizons, [])).toBeNull();
   });
 });

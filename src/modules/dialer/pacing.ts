@@ -215,3 +215,22 @@ export class AbandonmentController {
     return this.state.ratio;
   }
 }
+
+/**
+ * The next moment after `now` at which the plan alone (no event) can give an idle run more lines:
+ * an arrival entering the lead window (a shift's start minus the lead), or a stretch of work
+ * ending (its seat, if still there, counts again). Null when no such moment is in `shifts`.
+ */
+export function nextPlannedGainAt(now: number, horizons: StaffingHorizons, shifts: ShiftSeat[]): number | null {
+  const byAgent = new Map<string, ShiftSeat[]>();
+  for (const s of shifts) byAgent.set(s.agentId, [...(byAgent.get(s.agentId) ?? []), s]);
+  let next: number | null = null;
+  for (const rows of byAgent.values()) {
+    for (const span of spansOf(rows)) {
+      for (const at of [span.startsAt - horizons.leadMs, span.endsAt]) {
+        if (at > now && (next === null || at < next)) next = at;
+      }
+    }
+  }
+  return next;
+}

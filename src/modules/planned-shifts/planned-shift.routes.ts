@@ -10,7 +10,7 @@ const security = [{ bearer: [] }];
 const tags = ['Agents'];
 const middleware = [requireManagement];
 const SCOPE =
-  'Tenant-management scope: an API key or a dashboard session; a widget token (ddw_) is 403 forbidden. Planned shifts are workforce planning only: the dial loop does not read them.';
+  'Tenant-management scope: an API key or a dashboard session; a widget token (ddw_) is 403 forbidden. The dial loop reads the scheduled shifts at every tick (docs/dial-loop.md, Planned shifts) and GET /v1/stats/capacity sets them against the agents present.';
 
 export function plannedShiftRoutes(deps: AppDeps) {
   const app = createRouter();

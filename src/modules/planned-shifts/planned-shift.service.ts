@@ -3,6 +3,7 @@ import { appendAuditSql, type ActorType } from '../../lib/audit';
 import { badRequest, conflict, notFound, unprocessable } from '../../lib/errors';
 import { decodeTimestampIdCursor, paginate } from '../../lib/pagination';
 import { withTenantSql } from '../../lib/tenancy';
+import { wakeSeatedCampaignRuns } from '../dialer/campaign-wake';
 import { cancelShift, findOverlappingShift, insertShift, listShiftRows, lockAgentForPlanning, lockShift } from './planned-shift.repository';
 import { checkShiftWindow } from './planned-shift.rules';
 import type { CreatePlannedShiftInput, ListPlannedShiftsQueryInput } from './planned-shift.schemas';
@@ -22,7 +23,7 @@ export async function createPlannedShift(deps: AppDeps, tenantId: string, actor:
   const startsAt = new Date(input.starts_at);
   const endsAt = new Date(input.ends_at);
   checkShiftWindow(startsAt, endsAt, new Date());
-  return withTenantSql(deps.db, tenantId, async (sql) => {
+  const shift = await withTenantSql(deps.db, tenantId, async (sql) => {
     const agent = await lockAgentForPlanning(sql, input.agent_id);
     if (!agent) throw notFound('no agent of the tenant has this id');
     if (agent.status !== 'active') throw unprocessable('the agent is inactive');
@@ -41,6 +42,9 @@ export async function createPlannedShift(deps: AppDeps, tenantId: string, actor:
     ]);
     return plannedShiftView(row);
   });
+  // Pacing reads the plan (an arrival it may dial ahead for): a run idle for want of seats looks again.
+  await wakeSeatedCampaignRuns(deps, tenantId);
+  return shift;
 }
 
 export async function listPlannedShifts(deps: AppDeps, tenantId: string, query: ListPlannedShiftsQueryInput) {
@@ -57,7 +61,7 @@ export async function listPlannedShifts(deps: AppDeps, tenantId: string, query: 
 
 /** scheduled → cancelled; a cancelled shift stays cancelled (409). */
 export async function cancelPlannedShift(deps: AppDeps, tenantId: string, actor: Actor, id: string) {
-  return withTenantSql(deps.db, tenantId, async (sql) => {
+  const shift = await withTenantSql(deps.db, tenantId, async (sql) => {
     const current = await lockShift(sql, id);
     if (!current) throw notFound();
     if (current.status !== 'scheduled') throw conflict(`the shift is ${current.status}; only a scheduled shift can be cancelled`);
@@ -74,4 +78,7 @@ export async function cancelPlannedShift(deps: AppDeps, tenantId: string, actor:
     ]);
     return plannedShiftView(row);
   });
+  // A seat the plan held back (its shift ending) may count again: a run idle for want of seats looks again.
+  await wakeSeatedCampaignRuns(deps, tenantId);
+  return shift;
 }

@@ -1,6 +1,14 @@
 import type { SqlTx } from '../../lib/tenancy';
 import { handleSample } from '../dialer/capacity.repository';
-import { MAX_HANDLE_MS, MAX_LEAD_MS, plannedStaffing, staffingHorizons, type PlannedStaffing, type StaffingHorizons } from '../dialer/pacing';
+import {
+  MAX_HANDLE_MS,
+  MAX_LEAD_MS,
+  nextPlannedGainAt as nextPlannedGain,
+  plannedStaffing,
+  staffingHorizons,
+  type PlannedStaffing,
+  type StaffingHorizons,
+} from '../dialer/pacing';
 import { shiftSeats } from './planned-shift.repository';
 
 export interface StaffingReading extends PlannedStaffing {
@@ -24,4 +32,16 @@ export async function readPlannedStaffing(sql: SqlTx, now: Date): Promise<Staffi
 export async function plannedStaffingForTick(sql: SqlTx, now: Date): Promise<PlannedStaffing> {
   const { leaving, arriving } = await readPlannedStaffing(sql, now);
   return { leaving, arriving };
+}
+
+/**
+ * When the plan alone next gives the campaign runs more lines (pacing.ts, nextPlannedGainAt):
+ * a moment an idle run waiting for seats should wake at. Null without a scheduled shift ahead
+ * within the longest horizons.
+ */
+export async function nextPlannedGainAt(sql: SqlTx, now: Date): Promise<Date | null> {
+  const shifts = await shiftSeats(sql, now, new Date(now.getTime() + MAX_LEAD_MS + MAX_HANDLE_MS));
+  if (shifts.length === 0) return null;
+  const at = nextPlannedGain(now.getTime(), staffingHorizons(await handleSample(sql, now)), shifts);
+  return at === null ? null : new Date(at);
 }
