@@ -89,7 +89,8 @@ exhausted; hard_block also refuses new one-off dials and sends while blocked. ${
       middleware,
       summary: 'Set a tenant’s spend-alert thresholds',
       description: `Body \`{thresholds}\`: distinct integer percentages of the cap from 1 to 100, at most 10 (an empty list records no
-alerts). Crossings already recorded for the period stay; a threshold the period spend has already reached is recorded at once. ${COMMON}`,
+alerts). Crossings already recorded for the period stay; a threshold the period spend has already reached is recorded at once and
+announced to the tenant as \`billing.threshold_crossed\` (its webhooks and live floor), like a crossing the billing pass finds. ${COMMON}`,
       request: { params: IdParam, body: jsonBody(AdminThresholdsBody) },
       responses: { 200: jsonContent(AdminAccountEnvelope, 'The account'), ...errorResponses(400, 401, 404, 413, 415, 422, 429) },
     }),
