@@ -101,7 +101,7 @@ delivery ladder.`,
       summary: 'Charges of a window per line-item kind (JSON or CSV)',
       description: `The window is half-open \`[from, to)\`, default the trailing 30 days up to now; \`from\` must be before \`to\` (400
 \`bad_request\`, as for a malformed date or an unknown query key). Metered lines cover the window; seats show the monthly charge as
-of now and DID packs the DIDs held at any time in the window, at the monthly pack price; voice_ai shows the metered cost without the monthly minimum (the invoice applies it). \`subtotal_usd\` sums the
+of now, DID rent and DID packs the DIDs held at any time in the window at the monthly prices; voice_ai shows the metered cost without the monthly minimum (the invoice applies it). \`subtotal_usd\` sums the
 lines.
 
 ${PRICE_NOTE}
