@@ -27,7 +27,7 @@ const PRICE_NOTE = `Line items (kind, description, quantity, unit, unit_price_us
 - sms: the SMS ledger's charged rows (the sent transitions) in the window, at the price each was charged at; quantity = segments.
 - wav_surcharge: the WAV files delivered by recording exports completed in the window (audio purged by retention is listed in an
   archive's manifest but not delivered, so not billed; an identical request answered from the dedup window is the same job, billed
-  once) × ${PRICES.wavFileUsd} USD; quantity = WAV files.
+  once) × ${PRICES.wavFileUsd} USD; quantity = WAV files. Playback links of single recordings are not billed.
 Every kind is always listed, in this order (a kind with nothing to bill has quantity 0 and amount 0.0000).`;
 
 const artifactHeader = {
