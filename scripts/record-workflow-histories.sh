@@ -13,6 +13,7 @@ RECORDING_TESTS=(
   test/integration/campaign-run.e2e.test.ts
   test/integration/campaign-run.flows.test.ts
   test/integration/callback-promise-timers.test.ts
+  test/integration/callback-dial.e2e.test.ts
   test/integration/webhook-delivery.test.ts
   test/integration/call-control.test.ts
   test/integration/supervision.test.ts
