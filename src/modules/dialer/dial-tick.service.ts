@@ -16,7 +16,7 @@ import { complianceSnapshot, evaluateInTx } from '../compliance/compliance.servi
 import { claimDialableLeads } from '../leads/lead.repository';
 import { channelsInUse, dialsLastSecond, IN_FLIGHT_HORIZON_MS } from './capacity.repository';
 import { AbandonmentController, linesToDial, pacingModeOf, type PacingState } from './pacing';
-import { plannedStaffingForTick } from '../planned-shifts/planned-staffing.service';
+import { nextPlannedGainAt, plannedStaffingForTick } from '../planned-shifts/planned-staffing.service';
 import { smsBlastTick } from './sms-blast.service';
 import { aiVoiceLines } from '../ai-calls/ai-dial.service';
 import type { RunnerOptions } from './runner-options';
@@ -562,7 +562,7 @@ export async function dialTick(deps: AppDeps, input: TickInput, now: Date = new 
     idleFor === 'no_dialable_leads'
       ? [await withTenantSql(deps.db, input.tenantId, (sql) => nextLeadDueAt(sql, input.campaignId, now))]
       : idleFor === 'no_agent_capacity'
-        ? [await withTenantSql(deps.db, input.tenantId, (sql) => nextSeatFreeAt(sql, now))]
+        ? await withTenantSql(deps.db, input.tenantId, async (sql) => [await nextSeatFreeAt(sql, now), await nextPlannedGainAt(sql, now)])
         : [];
   const next = nextTick({ tick: { ...result, inFlight: result.run.in_flight }, due, now, tickMs: input.options.tick_ms });
   return { ...result, next };
