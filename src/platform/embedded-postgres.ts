@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -167,6 +167,9 @@ export async function startEmbeddedPostgres(o: EmbeddedPostgresOptions): Promise
   const user = serverUser();
   const pgdata = path.join(o.dataDir, 'postgres');
   mkdirSync(o.dataDir, { recursive: true });
+  // The server's user must reach its cluster inside DATA_DIR: traversal only, no listing.
+  const mode = statSync(o.dataDir).mode;
+  if (user && (mode & 0o001) === 0) chmodSync(o.dataDir, mode | 0o001);
   const credentials = readCredentials(path.join(o.dataDir, 'postgres.credentials.json'));
   if (await stopLeftoverServer(pgdata)) o.log.warn({ pgdata }, 'stopped an embedded PostgreSQL left running by an earlier start');
 
