@@ -97,6 +97,8 @@ export function createApp(deps: AppDeps, httpMetrics: HttpMetrics): OpenAPIHono<
   );
   app.use('/v1/*', tenantAuth(deps));
   app.use('/v1/*', rejectNulInput());
+  // Public and outside /v1, but a U+0000 in its query is refused like everywhere else (CONTRACT section 14).
+  app.use('/healthz', rejectNulInput());
   app.onError(errorHandler());
   app.notFound(routeNotFound(app));
 
