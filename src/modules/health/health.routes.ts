@@ -26,7 +26,7 @@ export function healthRoutes(deps: AppDeps) {
       tags: ['Operations'],
       summary: 'Liveness and dependency health (no auth)',
       description: '`status` is `degraded` when a dependency check fails; the answer is 200 either way so the body can be read.',
-      responses: { 200: jsonContent(HealthSchema, 'Health'), ...errorResponses(413) },
+      responses: { 200: jsonContent(HealthSchema, 'Health'), ...errorResponses(400) },
     }),
     async (c) => {
       const database = await deps.db.pool.query('SELECT 1').then(
