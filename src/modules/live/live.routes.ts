@@ -81,8 +81,8 @@ ${FLOOR}`,
         403: errorContent('Suspended tenant (forbidden)'),
         426: errorContent('Not a websocket upgrade (bad_request with status 426)'),
         429: errorContent('Connection cap of the tenant or widget token reached (too_many_connections)'),
-        // No 2xx exists for a websocket handshake (101 is its success); the middleware's 413 and a server fault land here.
-        default: errorContent('Any other answer before the upgrade (413 payload_too_large, 500 internal), with the error envelope'),
+        // No 2xx exists for a websocket handshake (101 is its success): a server fault is the only other answer.
+        default: errorContent('A server fault before the upgrade (500 internal), with the error envelope'),
       },
     }),
     (c) => {
