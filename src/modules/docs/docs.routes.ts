@@ -90,7 +90,7 @@ export function docsRoutes(root: () => OpenAPIHono<AppEnv>, config: Pick<Config,
       path: '/v1/openapi.json',
       tags: ['Operations'],
       summary: 'This OpenAPI 3.1 document (no auth)',
-      responses: { 200: jsonContent(z.record(z.string(), z.unknown()), 'OpenAPI document'), ...errorResponses(400, 413) },
+      responses: { 200: jsonContent(z.record(z.string(), z.unknown()), 'OpenAPI document'), ...errorResponses(400) },
     }),
     (c) => {
       cached ??= buildOpenApiDocument(root(), { publicBaseUrl: config.PUBLIC_BASE_URL ? config.publicBaseUrl : undefined });
@@ -104,7 +104,7 @@ export function docsRoutes(root: () => OpenAPIHono<AppEnv>, config: Pick<Config,
       path: '/v1/docs',
       tags: ['Operations'],
       summary: 'Browsable API reference (no auth)',
-      responses: { 200: { description: 'HTML page', content: { 'text/html': { schema: z.string() } } }, ...errorResponses(400, 413) },
+      responses: { 200: { description: 'HTML page', content: { 'text/html': { schema: z.string() } } }, ...errorResponses(400) },
     }),
     (c) => c.html(PAGE),
   );
@@ -118,7 +118,7 @@ export function docsRoutes(root: () => OpenAPIHono<AppEnv>, config: Pick<Config,
       request: { params: z.object({ file: z.string() }) },
       responses: {
         200: { description: 'Asset (CSS or JavaScript)' },
-        ...errorResponses(400, 404, 413),
+        ...errorResponses(400, 404),
       },
     }),
     async (c) => {
