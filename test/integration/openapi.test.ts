@@ -1,9 +1,35 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createApp } from '../../src/app';
+import { loadConfig } from '../../src/config';
+import { requiresTenantBearer } from '../../src/lib/auth-scope';
 import type { AppEnv } from '../../src/lib/context';
 import { createMetrics } from '../../src/lib/metrics';
 import { buildOpenApiDocument } from '../../src/modules/docs/docs.routes';
-import { startTestApp, type TestApp } from '../helpers/harness';
+import { OPERATION_IDS } from '../../src/modules/docs/operation-ids';
+import { startTestApp, testEnv, type TestApp } from '../helpers/harness';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+/** The client types `npm run client:generate` would write for `doc` (the generator runs under tsx: its dependencies are ESM-only). */
+async function generatedClientTypes(doc: unknown): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'openapi-client-'));
+  try {
+    const file = path.join(dir, 'openapi.json');
+    await writeFile(file, JSON.stringify(doc));
+    const { stdout } = await promisify(execFile)(path.join(ROOT, 'node_modules/.bin/tsx'), ['scripts/openapi-types.ts', file], {
+      cwd: ROOT,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    return stdout;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
@@ -17,6 +43,23 @@ function servedRoutes(app: OpenAPIHono<AppEnv>): string[] {
     out.add(`${r.method.toUpperCase()} ${toOpenApiPath(r.path)}`);
   }
   return [...out].sort();
+}
+
+/** Every operation of the document as [`METHOD /path`, operation]. */
+function operations(doc: { paths: Record<string, Record<string, any>> }): [string, any][] {
+  const out: [string, any][] = [];
+  for (const [path, item] of Object.entries(doc.paths)) for (const method of METHODS) if (item[method]) out.push([`${method.toUpperCase()} ${path}`, item[method]]);
+  return out;
+}
+
+/** The first line where two texts differ, quoted from both, or null when they are equal. */
+function firstDifference(committed: string, generated: string): string | null {
+  if (committed === generated) return null;
+  const a = committed.split('\n');
+  const b = generated.split('\n');
+  const i = a.findIndex((line, n) => line !== b[n]);
+  const line = i === -1 ? a.length : i;
+  return `line ${line + 1}: committed ${JSON.stringify(a[line] ?? '<end>')}, generated ${JSON.stringify(b[line] ?? '<end>')}`;
 }
 
 function documentedRoutes(doc: { paths?: Record<string, Record<string, unknown>> }): string[] {
@@ -126,6 +169,138 @@ describe('OpenAPI document', () => {
     for (const item of Object.values<Record<string, any>>(doc.paths)) for (const m of METHODS) if (item[m]?.operationId) ids.push(item[m].operationId);
     expect(new Set(ids).size).toBe(ids.length);
   });
+
+  // The Redocly recommended rules (npm run openapi:lint runs the CLI itself) that can drift with a route change.
+  describe('lint rules', () => {
+    it('names every operation from the committed operationId table, and the table has no stale entry', () => {
+      const ops = operations(doc);
+      expect(ops.length).toBeGreaterThan(150);
+      const unnamed = ops.filter(([key]) => !OPERATION_IDS[key]).map(([key]) => `${key}: name it in src/modules/docs/operation-ids.ts`);
+      expect(unnamed).toEqual([]);
+      const published = new Set(ops.map(([key]) => key));
+      expect(Object.keys(OPERATION_IDS).filter((key) => !published.has(key))).toEqual([]);
+      expect(ops.filter(([key, op]) => op.operationId !== OPERATION_IDS[key]).map(([key]) => key)).toEqual([]);
+    });
+
+    it('gives operations unique, identifier-safe ids a generated SDK can use as method names', () => {
+      const ids = operations(doc).map(([, op]) => op.operationId as string);
+      expect(ids.filter((id) => !/^[a-z][A-Za-z0-9]*$/.test(id))).toEqual([]);
+      expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
+      // A few names clients already code against.
+      expect(doc.paths['/v1/debts'].get.operationId).toBe('listDebts');
+      expect(doc.paths['/v1/campaigns/{id}/pause'].post.operationId).toBe('pauseCampaign');
+      expect(doc.paths['/v1/admin/tenants'].post.operationId).toBe('adminProvisionTenant');
+    });
+
+    it('gives every operation a summary, a 2xx (or default) response and a 4xx response', () => {
+      const problems: string[] = [];
+      for (const [key, op] of operations(doc)) {
+        const statuses = Object.keys(op.responses ?? {});
+        if (!op.summary) problems.push(`${key}: no summary`);
+        if (!statuses.some((s) => /^2[0-9X]{2}$/.test(s) || s === 'default')) problems.push(`${key}: no 2xx or default response`);
+        if (!statuses.some((s) => /^4[0-9X]{2}$/.test(s))) problems.push(`${key}: no 4xx response`);
+        if (op.responses.default && op.responses.default.content?.['application/json']?.schema?.$ref !== '#/components/schemas/Error') {
+          problems.push(`${key}: default response is not the Error envelope`);
+        }
+      }
+      expect(problems).toEqual([]);
+    });
+
+    it('declares security on every operation: a bearer wherever the tenant-auth middleware demands one', () => {
+      expect(doc.security).toEqual([{ bearer: [] }]);
+      const schemes = doc.components.securitySchemes;
+      expect(Object.keys(schemes).sort()).toEqual(['bearer', 'operatorBearer', 'switchDirectory', 'wsTicket']);
+      expect(schemes.switchDirectory).toMatchObject({ type: 'http', scheme: 'basic' });
+      expect(schemes.wsTicket).toMatchObject({ type: 'apiKey', in: 'query', name: 'ticket' });
+      const problems: string[] = [];
+      for (const [key, op] of operations(doc)) {
+        const path = key.slice(key.indexOf(' ') + 1);
+        if (!Array.isArray(op.security)) problems.push(`${key}: no security`);
+        else if (requiresTenantBearer(path) && JSON.stringify(op.security) !== JSON.stringify([{ bearer: [] }])) problems.push(`${key}: guarded by the bearer but declares ${JSON.stringify(op.security)}`);
+        else if (path.startsWith('/v1/admin/') && JSON.stringify(op.security) !== JSON.stringify([{ operatorBearer: [] }])) problems.push(`${key}: an operator route without operatorBearer`);
+        for (const requirement of op.security ?? []) for (const name of Object.keys(requirement)) if (!schemes[name]) problems.push(`${key}: unknown scheme ${name}`);
+      }
+      expect(problems).toEqual([]);
+    });
+
+    it('pins the operations that are public (security: [])', () => {
+      const open = operations(doc)
+        .filter(([, op]) => Array.isArray(op.security) && op.security.length === 0)
+        .map(([, op]) => op.operationId as string)
+        .sort();
+      expect(open).toEqual(
+        [
+          'agentLogin',
+          'confirmPasswordReset',
+          'downloadSignedFile',
+          'getApiReference',
+          'getApiReferenceAsset',
+          'getHealth',
+          'getOpenApiDocument',
+          'getWidgetConfig',
+          'login',
+          'receiveInboundSms',
+          'receiveSmsDeliveryReceipt',
+          'requestPasswordReset',
+        ].sort(),
+      );
+    });
+
+    it('answers 401 without a credential on every operation that declares bearer, operator or switch credentials', async () => {
+      const guarded = operations(doc).filter(([, op]) =>
+        op.security.some((r: Record<string, unknown>) => 'bearer' in r || 'operatorBearer' in r || 'switchDirectory' in r),
+      );
+      expect(guarded.length).toBeGreaterThan(150);
+      const answers: string[] = [];
+      for (const [key] of guarded) {
+        const [method, path] = key.split(' ') as [string, string];
+        const res = await app.request(method, path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000'));
+        if (res.status !== 401 || res.body?.error?.code !== 'unauthorized') answers.push(`${key}: ${res.status}`);
+      }
+      expect(answers).toEqual([]);
+    });
+
+    it('sets servers relative to where the document is served, and a license', () => {
+      expect(doc.servers).toEqual([{ url: '/', description: expect.any(String) }]);
+      expect(doc.info.license).toEqual({ name: 'Proprietary', identifier: 'LicenseRef-Proprietary' });
+    });
+
+    it('publishes PUBLIC_BASE_URL as the server when the deployment sets it', async () => {
+      const config = loadConfig(testEnv({ PUBLIC_BASE_URL: 'https://dialer.example.com/' }));
+      const configured = createApp({ ...app.deps, config }, createMetrics().http);
+      const res = await configured.request('/v1/openapi.json');
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { servers: unknown };
+      expect(body.servers).toEqual([{ url: 'https://dialer.example.com', description: expect.any(String) }]);
+    });
+
+    it('keeps paths free of trailing slashes and query strings, and parameters unique per operation', () => {
+      const problems: string[] = [];
+      for (const [path, item] of Object.entries<Record<string, any>>(doc.paths)) {
+        if (path.length > 1 && path.endsWith('/')) problems.push(`${path}: trailing slash`);
+        if (path.includes('?')) problems.push(`${path}: query in the path`);
+        for (const method of METHODS) {
+          const params = (item[method]?.parameters ?? []).map((p: any) => `${p.in}:${p.name}`);
+          if (new Set(params).size !== params.length) problems.push(`${method} ${path}: repeated parameter`);
+        }
+      }
+      expect(problems).toEqual([]);
+    });
+  });
+
+  it('matches the committed typed-client types (run npm run client:generate after a route change)', async () => {
+    const committed = await readFile(path.join(ROOT, 'src/client/openapi.d.ts'), 'utf8');
+    expect(firstDifference(committed, await generatedClientTypes(doc))).toBeNull();
+  });
+
+  it.each(['/healthz?x=a%00b', '/v1/openapi.json?x=a%00b', '/v1/docs?x=%00', '/v1/docs/assets/init.js?v=%00'])(
+    '%s answers U+0000 in the query with the declared 400',
+    async (path) => {
+      const res = await app.request('GET', path);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: { code: 'bad_request', message: 'query values must not contain U+0000' } });
+    },
+  );
 });
 
 describe('API reference page', () => {
