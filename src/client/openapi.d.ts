@@ -384,7 +384,8 @@ export interface paths {
         /**
          * Set a tenant’s spend-alert thresholds
          * @description Body `{thresholds}`: distinct integer percentages of the cap from 1 to 100, at most 10 (an empty list records no
-         *     alerts). Crossings already recorded for the period stay; a threshold the period spend has already reached is recorded at once. Answers the tenant's billing account exactly as GET /v1/billing/account shows it, after enforcement has run: the
+         *     alerts). Crossings already recorded for the period stay; a threshold the period spend has already reached is recorded at once and
+         *     announced to the tenant as `billing.threshold_crossed` (its webhooks and live floor), like a crossing the billing pass finds. Answers the tenant's billing account exactly as GET /v1/billing/account shows it, after enforcement has run: the
          *     write is audited (actor operator), then the cap and funds are re-evaluated, so a raise, a credit or billing turned off moves the
          *     tenant's suspended_balance campaigns back to running, and a lowered cap or exhausted funds move running ones to suspended_balance.
          *     Errors: 400 `bad_request` for malformed JSON, wrong types or an unknown key; 422 `unprocessable` for a rule (named in the message);
@@ -2058,10 +2059,20 @@ export interface paths {
          *     422 unprocessable when scheduled_at is less than 10 minutes ahead, when contact_phone is not a contact of the debt, or when
          *     the number is in quarantine: it is one of the tenant's DIDs in status quarantine, or it has an active entry on the tenant's
          *     do-not-call list (a callback to it could never be placed). The compliance gate chain still decides at dial time.
-         *     Audited as callback.scheduled about the debt. A timer (Temporal workflow callback:<tenant_id>:<callback_id>) wakes the
-         *     campaign's run at scheduled_at, and a callback still pending CALLBACK_MISS_AFTER_MS (default 30 minutes) after
-         *     scheduled_at becomes missed, audited as callback.missed with actor type workflow. The callback is created even when the
-         *     timer cannot be started.
+         *     Audited as callback.scheduled about the debt. A timer (Temporal workflow callback:<tenant_id>:<callback_id>) acts at
+         *     scheduled_at. A callback of a campaign that names no agent is the campaign run's: the timer wakes the run, which dials due
+         *     callbacks before fresh leads and bridges any reachable seat. Any other callback is dialed by the timer itself: one naming
+         *     agent_id rings and bridges that agent's seat only (never another), and one without a campaign is dialed as an agent call
+         *     of no campaign. It is dialed once the named agent is dialable (active, available, its browser softphone registered or its
+         *     external seat checked in, not reserved by a manual dial; with no agent named, any such seat), a caller id is at hand (the
+         *     campaign's caller_id_pool or caller_ids when its calls are agent calls, otherwise one of the tenant's active DIDs, in the
+         *     destination's area code when there is one), no call to the debt or number is in flight, the tenant's max_cps and channels
+         *     allow it, and the compliance engine allows it as an automated voice call (every refusal is recorded evidence). Until then
+         *     the timer tries again every 15 seconds (5 minutes after a compliance refusal): there is no fallback to another agent, since
+         *     the consumer was promised that person. Dialed, the callback becomes done (audited callback.dialed with the call attempt,
+         *     agent and campaign) and the call attempt carries the agent. A callback still pending CALLBACK_MISS_AFTER_MS (default 30
+         *     minutes) after scheduled_at becomes missed, audited as callback.missed with actor type workflow. The callback is created
+         *     even when the timer cannot be started.
          */
         post: operations["createCallback"];
         delete?: never;
@@ -4311,7 +4322,7 @@ export interface paths {
          * Charges of a window per line-item kind (JSON or CSV)
          * @description The window is half-open `[from, to)`, default the trailing 30 days up to now; `from` must be before `to` (400
          *     `bad_request`, as for a malformed date or an unknown query key). Metered lines cover the window; seats show the monthly charge as
-         *     of now and DID packs the DIDs held at any time in the window, at the monthly pack price; voice_ai shows the metered cost without the monthly minimum (the invoice applies it). `subtotal_usd` sums the
+         *     of now, DID rent and DID packs the DIDs held at any time in the window at the monthly prices; voice_ai shows the metered cost without the monthly minimum (the invoice applies it). `subtotal_usd` sums the
          *     lines.
          *
          *     Line items (kind, description, quantity, unit, unit_price_usd, amount_usd; decimals are strings with 4 places):
@@ -4329,7 +4340,7 @@ export interface paths {
          *     - sms: the SMS ledger's charged rows (the sent transitions) in the window, at the price each was charged at; quantity = segments.
          *     - wav_surcharge: the WAV files delivered by recording exports completed in the window (audio purged by retention is listed in an
          *       archive's manifest but not delivered, so not billed; an identical request answered from the dedup window is the same job, billed
-         *       once) × 0.0100 USD; quantity = WAV files.
+         *       once) × 0.0100 USD; quantity = WAV files. Playback links of single recordings are not billed.
          *     Every kind is always listed, in this order (a kind with nothing to bill has quantity 0 and amount 0.0000).
          *
          *     CSV (format=csv, or an Accept header preferring text/csv when format is absent): header `kind,description,quantity,unit,unit_price_usd,amount_usd`, one line per
@@ -4373,7 +4384,7 @@ export interface paths {
          *     - sms: the SMS ledger's charged rows (the sent transitions) in the window, at the price each was charged at; quantity = segments.
          *     - wav_surcharge: the WAV files delivered by recording exports completed in the window (audio purged by retention is listed in an
          *       archive's manifest but not delivered, so not billed; an identical request answered from the dedup window is the same job, billed
-         *       once) × 0.0100 USD; quantity = WAV files.
+         *       once) × 0.0100 USD; quantity = WAV files. Playback links of single recordings are not billed.
          *     Every kind is always listed, in this order (a kind with nothing to bill has quantity 0 and amount 0.0000).
          *
          *     `subtotal_usd` sums the lines; `tax_usd` is null (the tenant's tax location fields exist but no tax rates are configured) and
@@ -6707,12 +6718,12 @@ export interface components {
             scheduled_at: string;
             /**
              * Format: uuid
-             * @description Default the debt's campaign; null for none. Must be a campaign of this tenant (400 invalid)
+             * @description Default the debt's campaign; null for none (the callback's timer then dials it itself, from one of the tenant's active DIDs). Must be a campaign of this tenant (400 invalid)
              */
             campaign_id?: string | null;
             /**
              * Format: uuid
-             * @description The agent who should take it; must be an agent of this tenant (400 invalid)
+             * @description The agent who should take it: the callback's call bridges this agent's seat only, dialed once the seat is reachable; must be an agent of this tenant (400 invalid)
              */
             agent_id?: string | null;
             note?: string | null;
@@ -8538,8 +8549,8 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description Body over the route limit (payload_too_large) */
-            413: {
+            /** @description Malformed input (bad_request) or a domain-rule violation (invalid) */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8578,15 +8589,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Body over the route limit (payload_too_large) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
         };
     };
     getApiReference: {
@@ -8609,15 +8611,6 @@ export interface operations {
             };
             /** @description Malformed input (bad_request) or a domain-rule violation (invalid) */
             400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Body over the route limit (payload_too_large) */
-            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8656,15 +8649,6 @@ export interface operations {
             };
             /** @description Unknown, malformed or foreign id (not_found) */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Body over the route limit (payload_too_large) */
-            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15794,7 +15778,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other answer before the upgrade (413 payload_too_large, 500 internal), with the error envelope */
+            /** @description A server fault before the upgrade (500 internal), with the error envelope */
             default: {
                 headers: {
                     [name: string]: unknown;
