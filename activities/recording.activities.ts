@@ -1,7 +1,6 @@
 import { Context } from '@temporalio/activity';
 import type { AppDeps } from '../src/deps';
-import type { CallRef } from '../src/modules/dialer/call-session.service';
-import { captureCallRecording, startCallRecording, type CaptureInput } from '../src/modules/recordings/recording-capture.service';
+import { captureCallRecording, startCallRecording, type CaptureInput, type RecordingStartInput } from '../src/modules/recordings/recording-capture.service';
 import { purgeDueRecordings } from '../src/modules/recordings/recording-retention.service';
 
 /** The attempt number of the running activity (1 outside one: tests, benches). */
@@ -14,13 +13,13 @@ function attemptNumber(): number {
 }
 
 /**
- * Call recording: start it at the conversation (switch commands), capture it at the call's end
+ * Call recording: start it at the conversation or the answer (switch commands), capture it at the call's end
  * (spool → object store → recording row), and the retention sweep's purge. Store and switch faults
  * are transient and left to the retry policy; every step is safe to repeat.
  */
 export function createRecordingActivities(deps: AppDeps) {
   return {
-    startCallRecording: (ref: CallRef) => startCallRecording(deps, ref),
+    startCallRecording: (ref: RecordingStartInput) => startCallRecording(deps, ref),
     captureCallRecording: (input: CaptureInput) => captureCallRecording(deps, input, attemptNumber()),
     purgeDueRecordings: (input: { limit: number }) => purgeDueRecordings(deps, input),
   };

@@ -13,8 +13,9 @@ const acts = proxyActivities<DialerActivities>({
   retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 10 },
 });
 
+// Up to two sayings of the consent notice (NOTICE_WAIT_MS each) come before the recording runs.
 const recordingStart = proxyActivities<RecordingActivities>({
-  startToCloseTimeout: '20 seconds',
+  startToCloseTimeout: '45 seconds',
   retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 5 },
 });
 
@@ -85,6 +86,12 @@ export async function callSessionWorkflow(input: CallSessionInput): Promise<{ di
   let keySeq = 0;
   let ai: ChildWorkflowHandle<typeof aiCallWorkflow> | null = null;
   let recording = null as { startedAt: string; twoPartyConsentState: string | null; consentNoticePlayed: boolean } | null;
+  // One recording decision per call: a menu that transfers to an agent keeps the recording begun
+  // at the answer (or the decision not to record) rather than deciding again at the bridge.
+  let recordingDecided = false;
+  // Ends of speech the relay will report for the consent notice: they are not the end of a
+  // message, a menu prompt or an AI turn, so they are dropped before those are looked at.
+  let noticeEchoes = 0;
 
   const hangup = async () => {
     if (ending) return;
@@ -92,14 +99,17 @@ export async function callSessionWorkflow(input: CallSessionInput): Promise<{ di
     await acts.hangupCall(ref);
   };
 
-  // The conversation starts at the agent bridge: that is when a recorded campaign's call is
-  // recorded (prompts and menus before it are the product's own audio). A recording that cannot
-  // be started leaves the call unrecorded rather than ending the session without its final row.
-  const startRecording = async () => {
-    if (recording || ending || !patched('recording-capture')) return;
-    const started = await recordingStart.startCallRecording(ref).catch(() => null);
+  // An agent campaign's call is recorded from the agent bridge: the consumer must reach the agent
+  // within the abandonment window, which leaves no time for a consent notice before it. Every
+  // other treatment records from the answer (see treat). A recording that cannot be started
+  // leaves the call unrecorded rather than ending the session without its final row.
+  const startRecording = async (identityFirst: boolean) => {
+    if (recording || recordingDecided || ending || !patched('recording-capture')) return;
+    const started = await recordingStart.startCallRecording(identityFirst ? { ...ref, identityFirst } : ref).catch(() => null);
     if (started?.status === 'recording') {
       recording = { startedAt: started.startedAt, twoPartyConsentState: started.twoPartyConsentState, consentNoticePlayed: started.consentNoticePlayed };
+      // Histories written before the activity counted its notices carry no count.
+      noticeEchoes += started.noticeSpeeches ?? 0;
     }
   };
 
@@ -115,7 +125,7 @@ export async function callSessionWorkflow(input: CallSessionInput): Promise<{ di
     });
     if (result.status === 'connected') {
       agentId = result.agentId;
-      await startRecording();
+      await startRecording(false);
     }
     // The identification message plays; the consumer or the message's end closes the call.
     if (result.status === 'abandoned') abandoned = true;
@@ -139,6 +149,15 @@ export async function callSessionWorkflow(input: CallSessionInput): Promise<{ di
     if (treated || ending) return;
     treated = true;
     const c = await context();
+    // A message, a menu or an AI call is recorded from the answer (after the AMD verdict where
+    // AMD runs), before the call says anything (where a consent notice is due: the caller's
+    // identity, then the notice, then the recording): the recording holds the whole consumer
+    // leg, an AI call's handoff to a person included (the bridge keeps the consumer's channel,
+    // and so its one recording).
+    if (c.treatment !== 'agent' && c.treatment !== 'none' && patched('call-session-record-from-answer-20261127')) {
+      await startRecording(true);
+      recordingDecided = true;
+    }
     if (c.treatment === 'agent') await connect(answeredAt);
     else if (c.treatment === 'ai') await startAi();
     // A prompt that cannot be played (the consumer hung up meanwhile, the switch refused it) must
@@ -201,6 +220,10 @@ export async function callSessionWorkflow(input: CallSessionInput): Promise<{ di
         break;
       }
       case 'playback_done': {
+        if (noticeEchoes > 0) {
+          noticeEchoes -= 1;
+          break;
+        }
         const c = ctx as CallContext | null;
         if (ai) await toAi((h) => h.signal(aiSpokenSignal));
         else if (abandoned || c?.treatment === 'message') await hangup();

@@ -1,4 +1,4 @@
-import { condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import { condition, defineSignal, patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { InboundActivities, InboundCallInput, InboundCallResult, InboundEventSignalName, InboundOutcome, InboundRecordingStart, InboundSignal } from '../src/contracts/inbound-call';
 import type { RecordingActivities } from '../activities/recording.activities';
 import { promptAt, resolveKey } from './call-flow';
@@ -29,8 +29,9 @@ export const inboundEventSignal = defineSignal<[InboundSignal]>(INBOUND_EVENT);
  * answers and bridges the seat dest_ref names (any reachable seat without one); `ivr` answers and
  * runs the menu of the campaign dest_ref names; `queue` answers and takes the first reachable seat
  * when the tenant's inbound_queue_stream_enabled is on, and otherwise ends the leg unanswered. A
- * route with `recording` records from the answer, the consent notice first where all-party consent
- * applies. The call's final row is written at the hangup.
+ * route with `recording` (an ivr route also when its campaign has record_calls) records from the
+ * answer, the consent notice first where all-party consent applies. The call's final row is
+ * written at the hangup.
  */
 export async function inboundCallWorkflow(input: InboundCallInput): Promise<InboundCallResult> {
   const seen = new Set<string>();
@@ -90,7 +91,10 @@ export async function inboundCallWorkflow(input: InboundCallInput): Promise<Inbo
     await acts.hangupInboundCall({ ...ref, cause: 'NORMAL_TEMPORARY_FAILURE' });
   } else if (!gone() && (await acts.answerInboundCall(ref))) {
     outcome = 'no_agent';
-    if (input.recording && !gone()) recording = await acts.startInboundRecording(ref).catch(() => null);
+    // An ivr route also records when the campaign whose menu it runs records its calls: the
+    // recording service reads both, so the session asks it for every ivr call.
+    const mayRecord = input.recording || (input.destType === 'ivr' && patched('inbound-call-ivr-campaign-recording-20261127'));
+    if (mayRecord && !gone()) recording = await acts.startInboundRecording(ref).catch(() => null);
     if (gone()) outcome = 'gone';
     else if (input.destType === 'ivr') await menu();
     else await connect(input.destType === 'agent' ? input.destRef : null);

@@ -68,7 +68,18 @@ async function subscribe(tenant: ProvisionedTenant) {
 interface CallSetup {
   recordCalls: boolean;
   campaign?: Record<string, unknown>;
-  contactState?: string;
+}
+
+/**
+ * A Washington DID of the tenant for the campaign's caller id pool: the call is all-party through
+ * the caller's leg. A consumer placed in an all-party state would put the dial in that state's
+ * quiet hours for part of every day (the dial decides with the real clock).
+ */
+async function washingtonCallerId(tenant: ProvisionedTenant): Promise<string> {
+  const did = await withTenant(app.deps.db, tenant.tenantId, (tx) =>
+    tx.did.create({ data: { tenantId: tenant.tenantId, e164: `+1206556${String(Math.floor(Math.random() * 10_000)).padStart(4, '0')}`, npa: '206', usState: 'WA' } }),
+  );
+  return did.id;
 }
 
 /**
@@ -87,10 +98,7 @@ async function completedCall(tenant: ProvisionedTenant, setup: CallSetup) {
   const phone = numberEnding(daytimePrefix(), (leadSerial += 1), 10);
   const [debtId] = await seedLeads(app, tenant, campaignId, [phone]);
   const accountNumber = `ACC-${randomUUID().slice(0, 8)}`;
-  await withTenant(app.deps.db, tenant.tenantId, async (tx) => {
-    await tx.debt.update({ where: { id: debtId }, data: { accountNumber } });
-    if (setup.contactState) await tx.debtContact.updateMany({ where: { debtId }, data: { usState: setup.contactState } });
-  });
+  await withTenant(app.deps.db, tenant.tenantId, (tx) => tx.debt.update({ where: { id: debtId }, data: { accountNumber } }));
   const dialed = await app.request('POST', `/v1/campaigns/${campaignId}/dial`, { token: tenant.apiKey, body: { debt_id: debtId, agent_id: agentId } });
   expect(dialed.status).toBe(200);
   const callId: string = dialed.body.call_id;
@@ -264,7 +272,7 @@ describe('call recording capture with the switch simulator', () => {
       body: { all_party_mode: 'notice', notice_text: "This call is recorded. It's for quality.", playback_url_ttl_seconds: 300, export_url_ttl_seconds: 3600 },
     });
     expect(put.status).toBe(200);
-    const call = await completedCall(tenant, { recordCalls: true, contactState: 'WA', campaign: { caller_ids: ['+13035550142'] } });
+    const call = await completedCall(tenant, { recordCalls: true, campaign: { caller_id_pool: [await washingtonCallerId(tenant)] } });
 
     expect(await recordingOf(tenant, call.callId)).toMatchObject({ twoPartyConsentState: 'WA', consentNoticePlayed: true });
     const said = 'This call is recorded. It\u2019s for quality.';
@@ -279,7 +287,7 @@ describe('call recording capture with the switch simulator', () => {
     expect(startedAudit!.payload).toMatchObject({ two_party_consent_state: 'WA', notice_text: said, notice_on_recording: true });
   });
 
-  it("policy skip: an all-party consumer (the contact's address state) is not recorded, and the skip is audited", async () => {
+  it('policy skip: an all-party call (a Washington caller id) is not recorded, and the skip is audited', async () => {
     const tenant = await provisionTenant(app);
     await subscribe(tenant);
     const put = await app.request('PUT', '/v1/recording-policy', {
@@ -287,7 +295,7 @@ describe('call recording capture with the switch simulator', () => {
       body: { all_party_mode: 'skip', notice_text: 'Recorded call.', playback_url_ttl_seconds: 300, export_url_ttl_seconds: 3600 },
     });
     expect(put.status).toBe(200);
-    const call = await completedCall(tenant, { recordCalls: true, contactState: 'WA', campaign: { caller_ids: ['+13035550142'] } });
+    const call = await completedCall(tenant, { recordCalls: true, campaign: { caller_id_pool: [await washingtonCallerId(tenant)] } });
 
     expect(await recordingOf(tenant, call.callId)).toBeNull();
     expect((await app.request('GET', `/v1/calls/${call.callId}`, { token: tenant.apiKey })).body.call.recording_uri).toBeNull();

@@ -17,18 +17,24 @@ export interface RecordingStartFacts {
   all_party_mode: 'notice' | 'skip';
   /** The tenant's policy notice_text (the column's default without a policy row). */
   notice_text: string;
+  /** The tenant's artificial-voice disclosure: who is calling, said first on an automated call. */
+  identity_text: string | null;
 }
 
 export async function loadRecordingStartFacts(sql: SqlTx, callAttemptId: string): Promise<RecordingStartFacts | null> {
   const [row] = await sql.query<RecordingStartFacts>(
-    `SELECT a.id AS call_attempt_id, a.debt_id, a.campaign_id, coalesce(c.record_calls, ir.recording, false) AS record_calls, a.to_number, a.from_number,
+    `SELECT a.id AS call_attempt_id, a.debt_id, a.campaign_id,
+            coalesce(c.record_calls, ir.recording OR coalesce(ic.record_calls, false), false) AS record_calls, a.to_number, a.from_number,
             dc.us_state AS contact_state, dc.postal_code AS contact_postal_code,
             (SELECT d.us_state FROM dids d WHERE d.e164 = a.from_number ORDER BY d.status = 'active' DESC, d.created_at LIMIT 1) AS did_state,
-            coalesce(p.all_party_mode, 'notice') AS all_party_mode, coalesce(p.notice_text, $2) AS notice_text
+            coalesce(p.all_party_mode, 'notice') AS all_party_mode, coalesce(p.notice_text, $2) AS notice_text,
+            (SELECT v.text FROM artificial_voice_disclosures v WHERE v.tenant_id = a.tenant_id) AS identity_text
        FROM call_attempts a
        LEFT JOIN campaigns c ON c.id = a.campaign_id
-       -- An inbound call (no campaign) records when its route says so.
+       -- An inbound call (no campaign) records when its route says so, or when the campaign whose
+       -- menu an ivr route runs records its calls.
        LEFT JOIN inbound_routes ir ON a.direction = 'inbound' AND ir.e164 = a.from_number AND ir.status = 'active'
+       LEFT JOIN campaigns ic ON ir.dest_type = 'ivr' AND ic.id::text = ir.dest_ref
        LEFT JOIN debt_contacts dc ON dc.debt_id = a.debt_id AND dc.phone_e164 = a.to_number
        LEFT JOIN recording_policies p ON p.tenant_id = a.tenant_id
       WHERE a.id = $1 AND a.corrects_id IS NULL`,

@@ -54,13 +54,24 @@ export function recordingStorageKey(tenantId: string, callUuid: string, startedA
 }
 
 /**
- * How long the consent notice may take to be said before the recording starts: the recording
- * activity's own limit is 20 s, and a notice is a sentence or two (about 80 ms a character).
+ * How long each saying of the consent notice may take: the recording activity's own limit is
+ * 45 s (twice this where the notice must also be on the recording), and a notice is a sentence or
+ * two (about 80 ms a character).
  */
 export const NOTICE_WAIT_MS = 15_000;
 
 export type RecordingStart =
-  | { status: 'recording'; startedAt: string; twoPartyConsentState: string | null; consentNoticePlayed: boolean }
+  | {
+      status: 'recording';
+      startedAt: string;
+      twoPartyConsentState: string | null;
+      consentNoticePlayed: boolean;
+      /**
+       * How many times the notice was said (0, 1, or 2 where it must also be on the recording):
+       * the call session's relay reports each end of speech, and these are not the treatment's.
+       */
+      noticeSpeeches: number;
+    }
   | { status: 'not_recorded' | 'skipped' | 'gone' };
 
 /** Where each party of the call may be: the consumer by number, contact state and postal code; the caller by its DID and caller id. */
@@ -85,17 +96,29 @@ async function consentOf(facts: RecordingStartFacts): Promise<RecordingConsentDe
 const consentEvidence = (d: RecordingConsentDecision) => ({ applied: d.applied, rules_version: d.rules_version });
 
 /**
- * Starts recording a call whose conversation just began (the agent bridge), when its campaign
- * records calls. Where all-party consent applies, the tenant's policy decides: `skip` records
- * nothing (audited recording.skipped with the state), `notice` speaks the tenant's notice_text to
- * the consumer and records once it has been said: consent comes before the recording (the
- * timeline shows the notice, then recording_started). Where a rule also wants the announcement on
- * the recording (Washington, RCW 9.73.030(3)), the notice is said once more as the recording
- * runs. A notice that cannot be said records nothing (the step fails, the session goes on
- * unrecorded); one that cannot be said on the recording stops it and discards its file: an
- * all-party call is never kept without its notice.
+ * Starts recording a call whose conversation just began, when its campaign records calls (an
+ * inbound call: when its route does, or the campaign an ivr route names). The call session
+ * calls it at the agent bridge for agent campaigns and at the answer, before anything is said,
+ * for messages, menus and AI calls (docs/ai-calls.md). Where all-party consent applies, the
+ * tenant's policy decides: `skip` records nothing (audited recording.skipped with the state),
+ * `notice` speaks the tenant's notice_text to the consumer and records once it has been said:
+ * consent comes before the recording (the timeline shows the notice, then recording_started).
+ * Where a rule also wants the announcement on the recording (Washington, RCW 9.73.030(3)), the
+ * notice is said once more as the recording runs, and this returns once that has been said too,
+ * so nothing the call says next talks over it. A notice that cannot be said records nothing (the
+ * step fails, the session goes on unrecorded); one that cannot be said on the recording stops it
+ * and discards its file: an all-party call is never kept without its notice.
  */
-export async function startCallRecording(deps: AppDeps, ref: CallRef): Promise<RecordingStart> {
+export interface RecordingStartInput extends CallRef {
+  /**
+   * An automated call (message, menu, AI): its caller identity must be said before anything else
+   * (47 CFR 64.1200(b)(1)), so a consent notice is preceded by the tenant's artificial-voice
+   * disclosure. The treatment then says its own disclosure again, on the recording.
+   */
+  identityFirst?: boolean;
+}
+
+export async function startCallRecording(deps: AppDeps, ref: RecordingStartInput): Promise<RecordingStart> {
   const facts = await withTenantSql(deps.db, ref.tenantId, (sql) => loadRecordingStartFacts(sql, ref.callAttemptId));
   if (!facts?.record_calls) return { status: 'not_recorded' };
   const consent = await consentOf(facts);
@@ -120,8 +143,9 @@ export async function startCallRecording(deps: AppDeps, ref: CallRef): Promise<R
   if (!deps.esl) throw new EslUnavailableError('this process has no switch link');
   const commands = createSwitchCommands(deps.esl);
   const notice: SpeechPart | null = state ? { purpose: 'consent_notice', text: facts.notice_text, data: { two_party_consent_state: state } } : null;
+  const identity: SpeechPart[] = notice && ref.identityFirst && facts.identity_text ? [{ purpose: 'disclosure', text: facts.identity_text, data: { before: 'consent_notice' } }] : [];
   if (notice) {
-    const said = await speakToCall(deps, ref, [notice], { waitMs: NOTICE_WAIT_MS });
+    const said = await speakToCall(deps, ref, [...identity, notice], { waitMs: NOTICE_WAIT_MS });
     if (said.status === 'gone') return { status: 'gone' };
   }
 
@@ -138,7 +162,7 @@ export async function startCallRecording(deps: AppDeps, ref: CallRef): Promise<R
   const onRecording = notice !== null && consent.notice_must_be_recorded;
   if (notice && onRecording) {
     try {
-      const said = await speakToCall(deps, ref, [{ ...notice, data: { ...notice.data, on_recording: true } }]);
+      const said = await speakToCall(deps, ref, [{ ...notice, data: { ...notice.data, on_recording: true } }], { waitMs: NOTICE_WAIT_MS });
       if (said.status === 'gone') throw new Error('the consumer left before the notice was on the recording');
     } catch (err) {
       await commands.stopRecording(ref.callUuid, file).catch(() => undefined);
@@ -162,13 +186,14 @@ export async function startCallRecording(deps: AppDeps, ref: CallRef): Promise<R
           consent_notice_played: notice !== null,
           notice_text: notice ? speakableText(notice.text) : null,
           notice_on_recording: onRecording,
+          identity_before_notice: identity.length > 0,
           all_party_mode: facts.all_party_mode,
           ...consentEvidence(consent),
         },
       },
     ]),
   );
-  return { status: 'recording', startedAt, twoPartyConsentState: state, consentNoticePlayed: notice !== null };
+  return { status: 'recording', startedAt, twoPartyConsentState: state, consentNoticePlayed: notice !== null, noticeSpeeches: notice ? (onRecording ? 2 : 1) : 0 };
 }
 
 export interface CaptureInput extends CallRef {
