@@ -22,6 +22,7 @@ RECORDING_TESTS=(
   test/integration/password-reset-delivery.test.ts
   test/integration/auth-budgets.test.ts
   test/integration/inbound-calls.e2e.test.ts
+  test/integration/recordings-every-call.e2e.test.ts
 )
 
 RECORD_WORKFLOW_HISTORIES=1 npx jest "${RECORDING_TESTS[@]}" --selectProjects integration "$@"
