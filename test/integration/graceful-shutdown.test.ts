@@ -59,8 +59,8 @@ const spawned: ChildProcess[] = [];
  * The shutdown steps in the order they ran. Lines written to a pipe as the process exits can
  * reach it out of order, so each step carries its number.
  */
-function stepsOf(p: Spawned): unknown[] {
-  const steps = p.logs.filter((l) => l.msg === 'shutdown step').sort((a, b) => (a.n as number) - (b.n as number));
+function stepsOf(p: Spawned, role: string): unknown[] {
+  const steps = p.logs.filter((l) => l.role === role && l.msg === 'shutdown step').sort((a, b) => (a.n as number) - (b.n as number));
   expect(steps.every((l) => l.of === steps.length)).toBe(true);
   return steps.map((l) => l.step);
 }
@@ -148,16 +148,19 @@ describe('graceful shutdown of the API (src/main.ts)', () => {
     const exit = await api.exited;
     expect(exit).toMatchObject({ code: 0, signal: null });
     expect(exit.at - signalledAt).toBeLessThan(EXIT_WITHIN_MS);
-    const steps = stepsOf(api);
-    expect(steps).toEqual([
+    // npm start is a supervisor: its API process drained the request, then the worker process stopped.
+    expect(stepsOf(api, 'supervisor')).toEqual([
+      'api processes (stop accepting, close websockets, drain requests)',
+      'worker processes (in-flight activities finish or are cancelled)',
+      'metrics listener',
+      'switch simulator',
+    ]);
+    expect(stepsOf(api, 'api')).toEqual([
       'http (stop accepting, close websockets, drain requests)',
       'simulated softphones',
-      'temporal worker (in-flight activities finish or are cancelled)',
-      'metrics listener',
       'object store',
       'database pool',
       'switch link',
-      'switch simulator',
       'temporal client',
     ]);
     expect(api.logs.some((l) => l.msg === 'shutting down' && l.signal === 'SIGTERM' && l.grace_ms === GRACE_MS)).toBe(true);
@@ -213,7 +216,7 @@ describe('graceful shutdown of a standalone worker (workers/main.ts)', () => {
     const exit = await worker.exited;
     expect(exit).toMatchObject({ code: 0, signal: null });
     expect(exit.at - signalledAt).toBeLessThan(EXIT_WITHIN_MS);
-    const steps = stepsOf(worker);
+    const steps = stepsOf(worker, 'worker');
     expect(steps).toEqual([
       'temporal worker (in-flight activities finish or are cancelled)',
       'metrics listener',
