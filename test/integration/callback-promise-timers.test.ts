@@ -201,12 +201,16 @@ describe('callback timer', () => {
     expect(wake.map((w) => [w!.signalName, w!.workflowExecution?.workflowId])).toEqual([['wake', campaignRunWorkflowId(tenant.tenantId, debt.campaignId)]]);
   });
 
-  it('sends no wake signal for a callback without a campaign', async () => {
+  it('sends no wake signal for a callback without a campaign: the timer tries to dial it itself (this worker has no switch), then misses it', async () => {
     const callback = await seedCallback(tenant, debt, 'pending', null);
     const handle = await runCallbackTimer(tenant, callback.id, null);
     expect(await handle.result()).toEqual({ status: 'missed' });
     const events = (await handle.fetchHistory()).events ?? [];
     expect(events.some((e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes)).toBe(false);
+    const dialTry = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'dialCallback');
+    expect(dialTry).toBeDefined();
+    const completed = events.find((e) => e.activityTaskCompletedEventAttributes?.scheduledEventId?.toString() === dialTry!.eventId?.toString());
+    expect(completed).toBeDefined();
   });
 
   it.each(['done', 'cancelled', 'missed'])('leaves a %s callback as it is, without an audit entry', async (status) => {

@@ -100,3 +100,52 @@ export async function setCallbackStatus(sql: SqlTx, tenantId: string, id: string
   );
   return rows[0]!;
 }
+
+export interface CallbackCall {
+  id: string;
+  debt_id: string;
+  to_number: string;
+  from_number: string | null;
+  call_uuid: string | null;
+  campaign_id: string | null;
+  agent_id: string | null;
+}
+
+/** The original CDR row of a callback's call, when an earlier try of the same dial recorded it. */
+export async function findCallbackCall(sql: SqlTx, callAttemptId: string): Promise<CallbackCall | null> {
+  const rows = await sql.query<CallbackCall>(
+    `SELECT id, debt_id, to_number, from_number, call_uuid, campaign_id, agent_id FROM call_attempts WHERE id = $1::uuid AND corrects_id IS NULL`,
+    [callAttemptId],
+  );
+  return rows[0] ?? null;
+}
+
+export interface NewCallbackCall {
+  id: string;
+  debtId: string;
+  campaignId: string | null;
+  agentId: string | null;
+  fromNumber: string | null;
+  toNumber: string;
+  startedAt: Date;
+  snapshot: unknown;
+}
+
+/** The ORIGINAL CDR row of a callback's call: the dial tick's columns plus the named agent; no campaign for a callback without one. */
+export async function insertCallbackCall(sql: SqlTx, a: NewCallbackCall): Promise<CallbackCall> {
+  const rows = await sql.query<CallbackCall>(
+    `INSERT INTO call_attempts (id, tenant_id, debt_id, campaign_id, agent_id, consumer_ref, debt_key, from_number, to_number, started_at,
+       compliance_snapshot, ai_used)
+     SELECT $1::uuid, d.tenant_id, d.id, $3::uuid, $4::uuid, d.consumer_ref, d.external_ref, $5, $6, $7, $8::jsonb, false
+       FROM debts d WHERE d.id = $2::uuid
+     RETURNING id, debt_id, to_number, from_number, call_uuid, campaign_id, agent_id`,
+    [a.id, a.debtId, a.campaignId, a.agentId, a.fromNumber, a.toNumber, a.startedAt, JSON.stringify(a.snapshot)],
+  );
+  return rows[0]!;
+}
+
+/** The session tenant's active DIDs, by number: the caller ids a callback of no campaign may present. */
+export async function activeDidNumbers(sql: SqlTx): Promise<string[]> {
+  const rows = await sql.query<{ e164: string }>(`SELECT e164 FROM dids WHERE tenant_id = app_tenant_id() AND status = 'active' ORDER BY e164`);
+  return rows.map((r) => r.e164);
+}

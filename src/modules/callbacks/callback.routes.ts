@@ -51,10 +51,20 @@ before fresh leads. Unknown or foreign campaign and debt ids give an empty list;
 422 unprocessable when scheduled_at is less than 10 minutes ahead, when contact_phone is not a contact of the debt, or when
 the number is in quarantine: it is one of the tenant's DIDs in status quarantine, or it has an active entry on the tenant's
 do-not-call list (a callback to it could never be placed). The compliance gate chain still decides at dial time.
-Audited as callback.scheduled about the debt. A timer (Temporal workflow callback:<tenant_id>:<callback_id>) wakes the
-campaign's run at scheduled_at, and a callback still pending CALLBACK_MISS_AFTER_MS (default 30 minutes) after
-scheduled_at becomes missed, audited as callback.missed with actor type workflow. The callback is created even when the
-timer cannot be started.`,
+Audited as callback.scheduled about the debt. A timer (Temporal workflow callback:<tenant_id>:<callback_id>) acts at
+scheduled_at. A callback of a campaign that names no agent is the campaign run's: the timer wakes the run, which dials due
+callbacks before fresh leads and bridges any reachable seat. Any other callback is dialed by the timer itself: one naming
+agent_id rings and bridges that agent's seat only (never another), and one without a campaign is dialed as an agent call
+of no campaign. It is dialed once the named agent is dialable (active, available, its browser softphone registered or its
+external seat checked in, not reserved by a manual dial; with no agent named, any such seat), a caller id is at hand (the
+campaign's caller_id_pool or caller_ids when its calls are agent calls, otherwise one of the tenant's active DIDs, in the
+destination's area code when there is one), no call to the debt or number is in flight, the tenant's max_cps and channels
+allow it, and the compliance engine allows it as an automated voice call (every refusal is recorded evidence). Until then
+the timer tries again every 15 seconds (5 minutes after a compliance refusal): there is no fallback to another agent, since
+the consumer was promised that person. Dialed, the callback becomes done (audited callback.dialed with the call attempt,
+agent and campaign) and the call attempt carries the agent. A callback still pending CALLBACK_MISS_AFTER_MS (default 30
+minutes) after scheduled_at becomes missed, audited as callback.missed with actor type workflow. The callback is created
+even when the timer cannot be started.`,
       request: { body: jsonBody(CreateCallbackBody) },
       responses: { 201: jsonContent(CallbackEnvelope, 'Scheduled'), ...errorResponses(400, 401, 403, 404, 413, 415, 422) },
     }),

@@ -52,13 +52,19 @@ export const CreateCallbackBody = z
       .regex(UUID_RE, 'must be a uuid')
       .nullable()
       .optional()
-      .openapi({ format: 'uuid', description: "Default the debt's campaign; null for none. Must be a campaign of this tenant (400 invalid)" }),
+      .openapi({
+        format: 'uuid',
+        description: "Default the debt's campaign; null for none (the callback's timer then dials it itself, from one of the tenant's active DIDs). Must be a campaign of this tenant (400 invalid)",
+      }),
     agent_id: z
       .string()
       .regex(UUID_RE, 'must be a uuid')
       .nullable()
       .optional()
-      .openapi({ format: 'uuid', description: 'The agent who should take it; must be an agent of this tenant (400 invalid)' }),
+      .openapi({
+        format: 'uuid',
+        description: "The agent who should take it: the callback's call bridges this agent's seat only, dialed once the seat is reachable; must be an agent of this tenant (400 invalid)",
+      }),
     note: z.string().max(MAX_CALLBACK_NOTE).nullable().optional(),
     priority: z.number().int().min(INT32_MIN).max(INT32_MAX).optional().openapi({ description: 'Default 0; higher is dialed first' }),
   })
