@@ -63,7 +63,7 @@ export function limitParam(defaultLimit: number, max: number) {
     .min(1)
     .max(max)
     .default(defaultLimit)
-    .openapi({ description: `Page size, default ${defaultLimit}, max ${max}`, type: 'integer' });
+    .openapi({ description: `Page size, default ${defaultLimit}, max ${max}`, type: 'integer', minimum: 1, maximum: max, default: defaultLimit });
 }
 
 export const cursorParam = z.string().min(1).max(512).optional().openapi({ description: 'Opaque cursor from next_cursor' });
