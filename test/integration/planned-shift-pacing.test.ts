@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_ANSWER_MS } from '../../src/modules/dialer/pacing';
+import { Client } from 'pg';
+import { DEFAULT_ANSWER_MS, MIN_HANDLE_SAMPLES, MIN_LEAD_MS } from '../../src/modules/dialer/pacing';
 import { runStateQuery } from '../../workflows/campaign-run.workflow';
 import { campaignRunWorkflowId } from '../../workflows/ids';
 import { daytimePrefix, numberEnding, runWorker, seatAgents, seedLeads, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
@@ -14,6 +15,8 @@ const HOUR = 60 * MINUTE;
 let rig: SwitchRig;
 let app: TestApp;
 let worker: RunningWorker;
+/** Seeds the tenant's call history the handle time is measured from, as call sessions write it (no RLS). */
+let owner: Client;
 const taskQueue = `planned-shifts-${randomUUID()}`;
 
 // Consumers never answer and ring until the ring timeout (45 s): every line a tick dials stays
@@ -22,8 +25,11 @@ beforeAll(async () => {
   rig = await startSwitchRig({ ringMs: 120_000 });
   app = await startTestApp({ TEMPORAL_TASK_QUEUE: taskQueue }, { esl: rig.esl });
   worker = await runWorker(app, taskQueue);
+  owner = new Client({ connectionString: app.config.ownerDatabaseUrl });
+  await owner.connect();
 });
 afterAll(async () => {
+  await owner?.end();
   await worker?.stop();
   await app?.close();
   await rig?.close();
@@ -41,7 +47,7 @@ async function originals(tenant: ProvisionedTenant, campaignId: string): Promise
   return (res.body.call_attempts as Array<Original & { corrects_id: string | null }>).filter((r) => r.corrects_id === null);
 }
 
-async function plan(tenant: ProvisionedTenant, agentId: string, startMs: number, endMs: number): Promise<{ id: string; starts_at: string }> {
+async function plan(tenant: ProvisionedTenant, agentId: string, startMs: number, endMs: number): Promise<{ id: string; starts_at: string; ends_at: string }> {
   const res = await app.request('POST', '/v1/planned-shifts', {
     token: tenant.apiKey,
     body: { agent_id: agentId, starts_at: new Date(Date.now() + startMs).toISOString(), ends_at: new Date(Date.now() + endMs).toISOString() },
@@ -72,12 +78,76 @@ async function ticksPass(tenant: ProvisionedTenant, campaignId: string, n: numbe
   await waitFor(async () => ((await tickOf(tenant, campaignId)) >= from + n ? true : undefined), 30_000, `${n} ticks of the run`);
 }
 
+/**
+ * Enough agent-handled calls of the tenant, outside any campaign, for the measured horizons to
+ * replace the defaults: answered `answerMs` after the dial, talked `talkMs`.
+ */
+async function handledHistory(tenant: ProvisionedTenant, agentId: string, answerMs: number, talkMs: number): Promise<void> {
+  const [debt] = (
+    await owner.query<{ id: string }>(`INSERT INTO debts (tenant_id, external_ref, consumer_ref, amount_cents) VALUES ($1, $2, 'history', 100) RETURNING id`, [
+      tenant.tenantId,
+      `history-${randomUUID()}`,
+    ])
+  ).rows;
+  for (let i = 0; i < MIN_HANDLE_SAMPLES; i += 1) {
+    const started = new Date(Date.now() - (i + 10) * MINUTE);
+    const answered = new Date(started.getTime() + answerMs);
+    const { rows } = await owner.query<{ id: string }>(
+      `INSERT INTO call_attempts (tenant_id, debt_id, consumer_ref, debt_key, to_number, started_at, answered_at)
+       VALUES ($1, $2, 'history', 'history', '+13035550199', $3, $4) RETURNING id`,
+      [tenant.tenantId, debt!.id, started, answered],
+    );
+    await owner.query(
+      `INSERT INTO call_attempts (tenant_id, debt_id, consumer_ref, debt_key, to_number, started_at, answered_at, ended_at, disposition, agent_id, corrects_id)
+       VALUES ($1, $2, 'history', 'history', '+13035550199', $3, $4, $5, 'answered_human', $6, $7)`,
+      [tenant.tenantId, debt!.id, started, answered, new Date(answered.getTime() + talkMs), agentId, rows[0]!.id],
+    );
+  }
+}
+
 async function stop(tenant: ProvisionedTenant, campaignId: string): Promise<void> {
   expect((await app.request('POST', `/v1/campaigns/${campaignId}/stop`, { token: tenant.apiKey })).status).toBe(200);
   for (const ch of rig.sim.channels()) rig.sim.remoteHangup(ch.uuid);
 }
 
 describe('the dial tick reads the planned shifts', () => {
+  it('a run idle because its only seat is leaving wakes when the shift is cancelled', async () => {
+    const tenant = await provisionTenant(app);
+    const [seat] = await seatAgents(app, rig, tenant, 1);
+    const shift = await plan(tenant, seat!, -HOUR, 2 * MINUTE);
+    const campaignId = await startCampaign(tenant, { campaign_type: 'progressive' }, 3);
+    try {
+      // Nothing in flight and no seat: the run sleeps until the shift's end, when the seat may count again.
+      const handle = app.deps.temporal!.workflow.getHandle(campaignRunWorkflowId(tenant.tenantId, campaignId));
+      const waiting = await waitFor(async () => (await handle.query(runStateQuery)).waiting ?? undefined, 20_000, 'the run to wait');
+      expect(waiting).toEqual({ kind: 'idle', at: shift.ends_at, reason: 'no_agent_capacity' });
+      expect(await originals(tenant, campaignId)).toHaveLength(0);
+      expect((await app.request('POST', `/v1/planned-shifts/${shift.id}/cancel`, { token: tenant.apiKey })).status).toBe(200);
+      await waitFor(async () => ((await originals(tenant, campaignId)).length === 1 ? true : undefined), 20_000, 'the line once the cancel woke the run');
+    } finally {
+      await stop(tenant, campaignId);
+    }
+  });
+
+  it('a run idle because its only seat is leaving wakes by itself when the shift ends and the seat is still there', async () => {
+    const tenant = await provisionTenant(app);
+    const [seat] = await seatAgents(app, rig, tenant, 1);
+    // Measured: answered after the 5 s floor, talked 1 s. The edge is 6 s from now.
+    await handledHistory(tenant, seat!, MIN_LEAD_MS, SECOND);
+    const shift = await plan(tenant, seat!, -HOUR, 4 * SECOND);
+    const endsAt = Date.parse(shift.ends_at);
+    const capacity = await app.request('GET', '/v1/stats/capacity', { token: tenant.apiKey });
+    expect(capacity.body.agents.now).toMatchObject({ lead_time_seconds: 5, handle_time_seconds: 1, leaving: 1 });
+    const campaignId = await startCampaign(tenant, { campaign_type: 'progressive' }, 3);
+    try {
+      const first = await waitFor(async () => (await originals(tenant, campaignId))[0], 20_000, 'the line after the shift ended');
+      // No line while the seat was on its way out; one right after the end, without any event.
+      expect(Date.parse(first.started_at)).toBeGreaterThanOrEqual(endsAt);
+    } finally {
+      await stop(tenant, campaignId);
+    }
+  });
+
   it('dials no line for a seat whose shift ends within the handle time, and dials it again once the shift is cancelled', async () => {
     const tenant = await provisionTenant(app);
     const [, leaving] = await seatAgents(app, rig, tenant, 2);
