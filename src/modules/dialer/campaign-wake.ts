@@ -3,7 +3,7 @@ import { CAMPAIGN_RUN_WAKE_SIGNAL, campaignRunWorkflowId } from '../../contracts
 import type { Database } from '../../lib/db';
 import type { Logger } from '../../lib/logger';
 import { withTenantSql } from '../../lib/tenancy';
-import { runningSeatCampaignIds } from './next-wake.repository';
+import { runningCampaignIds } from './next-wake.repository';
 
 export interface WakeDeps {
   db: Database;
@@ -34,12 +34,20 @@ export async function wakeCampaignRuns(deps: Pick<WakeDeps, 'temporal' | 'logger
   );
 }
 
-/** A seat of the tenant may have become reachable (checked in, registered, resumed): wakes the runs that wait for seats. */
-export async function wakeSeatedCampaignRuns(deps: WakeDeps, tenantId: string): Promise<void> {
+/** The campaign types whose loop waits for seats (the agent types the loop dials). */
+const SEAT_CAMPAIGN_TYPES = ['predictive', 'progressive'] as const;
+
+/** Wakes the tenant's running campaigns of these types (a tenant-wide change may give each work). */
+export async function wakeRunningCampaignRuns(deps: WakeDeps, tenantId: string, campaignTypes: readonly string[]): Promise<void> {
   if (!deps.temporal) return;
-  const ids = await withTenantSql(deps.db, tenantId, (sql) => runningSeatCampaignIds(sql)).catch((err: unknown) => {
+  const ids = await withTenantSql(deps.db, tenantId, (sql) => runningCampaignIds(sql, campaignTypes)).catch((err: unknown) => {
     deps.logger.warn({ tenant_id: tenantId, err: (err as Error).message }, 'running campaigns not read; their backstop will tick them');
     return [];
   });
   await wakeCampaignRuns(deps, tenantId, ids);
+}
+
+/** A seat of the tenant may have become reachable (checked in, registered, resumed): wakes the runs that wait for seats. */
+export function wakeSeatedCampaignRuns(deps: WakeDeps, tenantId: string): Promise<void> {
+  return wakeRunningCampaignRuns(deps, tenantId, SEAT_CAMPAIGN_TYPES);
 }

@@ -547,7 +547,8 @@ export async function pace(deps: AppDeps, input: TickInput, run: RunCounters): P
   const controller = new AbandonmentController({ minRatio, maxRatio, threshold, initialRatio: minRatio }, { ...input.pacing, recent: [...input.pacing.recent] });
   const last = input.lastCounters;
   controller.record(Math.max(0, run.connected - (last?.connected ?? 0)), Math.max(0, run.abandoned - (last?.abandoned ?? 0)));
-  controller.adjust();
+  // Only a predictive run over-dials; every other type dials one line per seat, so its ratio stays put.
+  if (campaign && pacingModeOf(campaign.campaign_type) === 'predictive') controller.adjust();
   return controller.snapshot;
 }
 

@@ -51,11 +51,8 @@ export async function nextSeatFreeAt(sql: SqlTx, now: Date): Promise<Date | null
   return row?.at ?? null;
 }
 
-/**
- * The tenant's running campaigns whose loop waits for seats (the agent types the loop dials:
- * predictive and progressive): the runs a seat becoming reachable may give work.
- */
-export async function runningSeatCampaignIds(sql: SqlTx): Promise<string[]> {
-  const rows = await sql.query<{ id: string }>(`SELECT id FROM campaigns WHERE state = 'running' AND campaign_type IN ('predictive', 'progressive')`);
+/** The tenant's running campaigns of these types: the runs a tenant-wide change (a seat, the AI kill switch) may give work. */
+export async function runningCampaignIds(sql: SqlTx, campaignTypes: readonly string[]): Promise<string[]> {
+  const rows = await sql.query<{ id: string }>(`SELECT id FROM campaigns WHERE state = 'running' AND campaign_type = ANY ($1::text[])`, [[...campaignTypes]]);
   return rows.map((r) => r.id);
 }
