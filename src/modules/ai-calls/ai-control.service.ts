@@ -7,6 +7,7 @@ import { aiStopSignal, aiTakeoverSignal } from '../../../workflows/ai-call.workf
 import { aiCallWorkflowId } from '../../../workflows/ids';
 import type { TakeoverBody } from './ai-call.schemas';
 import { conversationView, type ConversationViewRow, CONVERSATION_COLUMNS } from './ai-call.views';
+import { wakeRunningCampaignRuns } from '../dialer/campaign-wake';
 
 type Actor = { type: ActorType; id: string | null };
 
@@ -64,6 +65,7 @@ export async function resumeAi(deps: AppDeps, tenantId: string, actor: Actor) {
       await appendAuditSql(sql, tenantId, [{ actorType: actor.type, actorId: actor.id, action: 'ai.resumed', subjectType: 'tenant', subjectId: tenantId }]);
     }
   });
+  await wakeRunningCampaignRuns(deps, tenantId, ['ai_voice']);
   return { paused: false as const };
 }
 
