@@ -3,7 +3,7 @@ import { withTenant } from '../../src/lib/tenancy';
 import { dialTick, type TickInput } from '../../src/modules/dialer/dial-tick.service';
 import { DEFAULT_RUNNER_OPTIONS } from '../../src/modules/dialer/runner-options';
 import { blastClientRef } from '../../src/modules/dialer/sms-blast.service';
-import { runStateQuery } from '../../workflows/campaign-run.workflow';
+import { runStateQuery, wakeSignal } from '../../workflows/campaign-run.workflow';
 import { campaignRunWorkflowId } from '../../workflows/ids';
 import { daytimePrefix, numberEnding, runWorker, waitFor, type RunningWorker } from '../helpers/dial-loop';
 import { ADMIN_TOKEN, provisionTenant, startTestApp, type ProvisionedTenant, type TestApp } from '../helpers/harness';
@@ -127,10 +127,13 @@ describe('a running sms_blast campaign', () => {
       30_000,
       'four messages answered by the provider',
     );
-    // Let more ticks pass: nothing is texted again.
+    // Let more ticks pass, each woken (an idle run sleeps until something can give it work): nothing is texted again.
     const handle = app.deps.temporal!.workflow.getHandle(campaignRunWorkflowId(tenant.tenantId, campaignId));
-    const at = (await handle.query(runStateQuery)).tick;
-    await waitFor(async () => ((await handle.query(runStateQuery)).tick >= at + 4 ? true : undefined), 20_000, 'four more ticks');
+    for (let i = 0; i < 4; i += 1) {
+      const at = (await handle.query(runStateQuery)).tick;
+      await handle.signal(wakeSignal);
+      await waitFor(async () => ((await handle.query(runStateQuery)).tick > at ? true : undefined), 20_000, `woken tick ${i + 1}`);
+    }
 
     const l = await ledger(tenant, campaignId);
     expect(l.originals).toHaveLength(4);
