@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
-import { DEFAULT_ANSWER_MS, MIN_HANDLE_SAMPLES, MIN_LEAD_MS } from '../../src/modules/dialer/pacing';
+import { MIN_HANDLE_SAMPLES, MIN_LEAD_MS } from '../../src/modules/dialer/pacing';
 import { runStateQuery } from '../../workflows/campaign-run.workflow';
 import { campaignRunWorkflowId } from '../../workflows/ids';
 import { daytimePrefix, numberEnding, runWorker, seatAgents, seedLeads, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
@@ -11,6 +11,7 @@ jest.setTimeout(120_000);
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
+const LEAD_MS = 25 * SECOND;
 
 let rig: SwitchRig;
 let app: TestApp;
@@ -179,11 +180,14 @@ describe('the dial tick reads the planned shifts', () => {
       body: { abandon_seller_name: 'Acme Recovery', abandon_seller_phone: '+13035550100' },
     });
     expect(patched.status).toBe(200);
-    await seatAgents(app, rig, tenant, 1);
+    const [seat] = await seatAgents(app, rig, tenant, 1);
     const coming = await app.request('POST', '/v1/agents', { token: tenant.apiKey, body: { name: 'Coming', email: uniqueEmail('coming'), sip_extension: `6${Date.now() % 10_000}` } });
     expect(coming.status).toBe(201);
-    // Starts a second short of the default lead (15 s): a line dialed now would be answered after it starts.
-    const shift = await plan(tenant, coming.body.agent.id, DEFAULT_ANSWER_MS - SECOND, 8 * HOUR);
+    // The tenant's consumers answer 25 s after the dial: the lead the run dials ahead by. A shift
+    // starting a second short of it leaves the run 24 s for its first tick, and the calls (45 s of
+    // ringing) still ring when the shift has started.
+    await handledHistory(tenant, seat!, LEAD_MS, MINUTE);
+    const shift = await plan(tenant, coming.body.agent.id, LEAD_MS - SECOND, 8 * HOUR);
     const startsAt = Date.parse(shift.starts_at);
 
     // The ratio pinned at 1: one line per seat, the arriving agent's included.
@@ -201,7 +205,7 @@ describe('the dial tick reads the planned shifts', () => {
       await ticksPass(tenant, campaignId, 5);
       expect(await originals(tenant, campaignId)).toHaveLength(2);
       const capacity = await app.request('GET', '/v1/stats/capacity', { token: tenant.apiKey });
-      expect(capacity.body.agents.now).toMatchObject({ planned: 1, planned_present: 0, arriving: 0 });
+      expect(capacity.body.agents.now).toMatchObject({ planned: 1, planned_present: 0, arriving: 0, lead_time_seconds: 25 });
     } finally {
       await stop(tenant, campaignId);
     }
