@@ -11,6 +11,7 @@ import type { AppEnv } from '../../src/lib/context';
 import { createMetrics } from '../../src/lib/metrics';
 import { buildOpenApiDocument } from '../../src/modules/docs/docs.routes';
 import { OPERATION_IDS } from '../../src/modules/docs/operation-ids';
+import { randomLoopback } from '../helpers/client-address';
 import { startTestApp, testEnv, type TestApp } from '../helpers/harness';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -254,7 +255,9 @@ describe('OpenAPI document', () => {
       const answers: string[] = [];
       for (const [key] of guarded) {
         const [method, path] = key.split(' ') as [string, string];
-        const res = await app.request(method, path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000'));
+        // Failed operator and login attempts are budgeted per client address across the test database:
+        // each request comes from its own address so none spends another file's budget.
+        const res = await app.request(method, path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000'), { localAddress: randomLoopback() });
         if (res.status !== 401 || res.body?.error?.code !== 'unauthorized') answers.push(`${key}: ${res.status}`);
       }
       expect(answers).toEqual([]);
