@@ -4666,7 +4666,7 @@ export interface components {
         PasswordResetConfirm: {
             /** @description The ddr_ token from the reset link */
             token: string;
-            /** @description The new password, 12 to 128 characters */
+            /** @description The new password, 12 to 128 characters (422 unprocessable otherwise) */
             password: string;
         };
         Agent: {
@@ -4943,6 +4943,7 @@ export interface components {
         CreateUser: {
             email: string;
             name?: string;
+            /** @description 12 to 128 characters (422 unprocessable otherwise) */
             password: string;
         };
         ApiKey: {
@@ -5033,7 +5034,7 @@ export interface components {
             updated_at: string;
         };
         PutArtificialVoiceDisclosure: {
-            /** @description At most 10000 bytes of UTF-8 */
+            /** @description Not blank (400 bad_request otherwise); at most 10000 bytes of UTF-8 */
             text: string;
         };
         ImportDebtsResult: {
@@ -7304,7 +7305,7 @@ export interface components {
              * @example +13035550123
              */
             to: string;
-            /** @description The text, 1 to 1600 characters (Unicode code points); sent as-is (merge variables are not expanded here) */
+            /** @description The text, 1 to 1600 characters (Unicode code points), not blank; sent as-is (merge variables are not expanded here) */
             body: string;
             /** @description Sender number, E.164: one of the tenant's active DIDs (422 unprocessable otherwise, after the client_ref replay check); omitted or null: the provider's default sender */
             from?: string | null;
@@ -8123,7 +8124,7 @@ export interface components {
             agent_id?: string;
             /** @description A SIP extension (letters, digits, . _ -, 1 to 64) */
             supervisor_ext?: string;
-        };
+        } & (unknown | unknown);
         AiUsage: {
             /** Format: date-time */
             from: string;
@@ -10686,7 +10687,7 @@ export interface operations {
     listReassignedNumbers: {
         parameters: {
             query: {
-                /** @description E.164 number; send the plus sign as %2B (a literal + that arrives as a space is read as +) */
+                /** @description E.164 number (a possible number of its country, else 400); send the plus sign as %2B (a literal + that arrives as a space is read as +) */
                 phone: string;
             };
             header?: never;
