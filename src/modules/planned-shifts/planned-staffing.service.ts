@@ -7,31 +7,18 @@ import {
   plannedStaffing,
   staffingHorizons,
   type PlannedStaffing,
-  type StaffingHorizons,
 } from '../dialer/pacing';
 import { shiftSeats } from './planned-shift.repository';
-
-export interface StaffingReading extends PlannedStaffing {
-  /** null when no scheduled shift is near enough to matter (the handle time was not read). */
-  horizons: StaffingHorizons | null;
-}
 
 /**
  * What the planned shifts change about the seats a line dialed at `now` may find (pacing.ts,
  * plannedStaffing). The shifts are read over the longest horizons first: a tenant with no shift
  * near now pays one index probe per tick and never the handle-time sample.
  */
-export async function readPlannedStaffing(sql: SqlTx, now: Date): Promise<StaffingReading> {
-  const shifts = await shiftSeats(sql, now, new Date(now.getTime() + MAX_LEAD_MS + MAX_HANDLE_MS));
-  if (shifts.length === 0) return { leaving: 0, arriving: 0, horizons: null };
-  const horizons = staffingHorizons(await handleSample(sql, now));
-  return { ...plannedStaffing(now.getTime(), horizons, shifts), horizons };
-}
-
-/** The dial tick's reading: the seat adjustments alone. */
 export async function plannedStaffingForTick(sql: SqlTx, now: Date): Promise<PlannedStaffing> {
-  const { leaving, arriving } = await readPlannedStaffing(sql, now);
-  return { leaving, arriving };
+  const shifts = await shiftSeats(sql, now, new Date(now.getTime() + MAX_LEAD_MS + MAX_HANDLE_MS));
+  if (shifts.length === 0) return { leaving: 0, arriving: 0 };
+  return plannedStaffing(now.getTime(), staffingHorizons(await handleSample(sql, now)), shifts);
 }
 
 /**
