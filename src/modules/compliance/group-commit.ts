@@ -1,0 +1,114 @@
+/**
+ * Group commit: work items submitted under one key (a tenant) while that key's batch is in flight
+ * wait and go together in the next batch, so a burst of N concurrent submissions costs a few
+ * transactions instead of N. A submission that finds its key idle starts at once: at low load
+ * nothing waits. At most one batch per key is in flight, which also keeps a key's batches from
+ * contending with each other (a tenant's decisions share its audit chain).
+ *
+ * A failed batch of several submissions is re-run one submission at a time, so one bad
+ * submission (or one it could not be told apart from) fails only itself.
+ */
+export type RunBatch<K, I, R> = (key: K, items: I[]) => Promise<R[]>;
+
+export interface GroupCommitOptions {
+  /** Items one batch may take; a single submission larger than this still runs whole. */
+  maxItems: number;
+}
+
+interface Submission<I, R> {
+  items: I[];
+  resolve(results: R[]): void;
+  reject(err: unknown): void;
+}
+
+interface KeyState<I, R> {
+  queue: Submission<I, R>[];
+  inFlight: boolean;
+}
+
+export class GroupCommit<K, I, R> {
+  private readonly keys = new Map<K, KeyState<I, R>>();
+
+  constructor(
+    private readonly run: RunBatch<K, I, R>,
+    private readonly options: GroupCommitOptions,
+  ) {}
+
+  submit(key: K, items: I[]): Promise<R[]> {
+    if (items.length === 0) return Promise.resolve([]);
+    return new Promise<R[]>((resolve, reject) => {
+      let state = this.keys.get(key);
+      if (!state) {
+        state = { queue: [], inFlight: false };
+        this.keys.set(key, state);
+      }
+      state.queue.push({ items, resolve, reject });
+      if (!state.inFlight) this.drain(key, state);
+    });
+  }
+
+  /** Keys with a batch in flight or submissions waiting (for tests and metrics). */
+  get activeKeys(): number {
+    return this.keys.size;
+  }
+
+  private drain(key: K, state: KeyState<I, R>): void {
+    const batch = takeBatch(state.queue, this.options.maxItems);
+    if (batch.length === 0) {
+      this.keys.delete(key);
+      return;
+    }
+    state.inFlight = true;
+    void this.runBatch(key, batch).finally(() => {
+      state.inFlight = false;
+      this.drain(key, state);
+    });
+  }
+
+  private async runBatch(key: K, batch: Submission<I, R>[]): Promise<void> {
+    try {
+      const results = await this.runChecked(key, batch.flatMap((s) => s.items));
+      let offset = 0;
+      for (const s of batch) {
+        s.resolve(results.slice(offset, offset + s.items.length));
+        offset += s.items.length;
+      }
+    } catch (err) {
+      if (batch.length === 1) {
+        batch[0]!.reject(err);
+        return;
+      }
+      await Promise.all(
+        batch.map(async (s) => {
+          try {
+            s.resolve(await this.runChecked(key, s.items));
+          } catch (alone) {
+            s.reject(alone);
+          }
+        }),
+      );
+    }
+  }
+
+  private async runChecked(key: K, items: I[]): Promise<R[]> {
+    const results = await this.run(key, items);
+    if (results.length !== items.length) throw new Error(`group commit: a batch of ${items.length} answered ${results.length} results`);
+    return results;
+  }
+}
+
+/**
+ * Removes from the front of the queue the submissions of the next batch: whole submissions, in
+ * arrival order, while they fit in maxItems (the first one always goes, whatever its size).
+ */
+export function takeBatch<S extends { items: unknown[] }>(queue: S[], maxItems: number): S[] {
+  let count = 0;
+  let n = 0;
+  while (n < queue.length) {
+    const size = queue[n]!.items.length;
+    if (n > 0 && count + size > maxItems) break;
+    count += size;
+    n += 1;
+  }
+  return queue.splice(0, n);
+}
