@@ -1,8 +1,8 @@
 /**
  * Runs Schemathesis against the published OpenAPI document of a private instance of the whole
  * product (migrations, a private Temporal dev server, the worker, the switch simulator, the HTTP
- * API), authenticated with a tenant API key, with every check and every phase. A second pass
- * covers /v1/admin/* with the operator bearer. Reports (JUnit and NDJSON) land in .data/conformance/.
+ * API), authenticated with a tenant API key, with every check and every phase; the key-revocation
+ * route runs in a pass of its own with a spare key, and /v1/admin/* in a pass with the operator bearer. Reports (JUnit and NDJSON) land in .data/conformance/.
  *
  *   npm run conformance -- [--duration <seconds>] [--admin-duration <seconds>] [--no-admin] [-- <extra st args>]
  *
@@ -11,7 +11,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT_DIR } from '../../src/config';
@@ -83,7 +83,7 @@ async function waitForHealth(base: string, product: ChildProcess): Promise<void>
   throw new Error(`${base}/healthz did not answer 200 within 180 s`);
 }
 
-async function call(base: string, method: string, route: string, token: string, body?: unknown): Promise<any> {
+async function call<T>(base: string, method: string, route: string, token: string, body?: unknown): Promise<T> {
   const res = await fetch(`${base}${route}`, {
     method,
     headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -91,22 +91,20 @@ async function call(base: string, method: string, route: string, token: string, 
   });
   const text = await res.text();
   if (!res.ok) throw new Error(`${method} ${route} answered ${res.status}: ${text}`);
-  return text ? JSON.parse(text) : null;
+  return JSON.parse(text) as T;
 }
 
 /** A tenant with its first key, plus a few records so that reads and links have something to find. */
-async function provision(base: string, adminToken: string): Promise<{ tenantId: string; apiKey: string }> {
-  const created = await call(base, 'POST', '/v1/admin/tenants', adminToken, {
+async function provision(base: string, adminToken: string): Promise<{ apiKey: string; spareKey: string }> {
+  const created = await call<{ api_key: { token: string } }>(base, 'POST', '/v1/admin/tenants', adminToken, {
     name: `conformance-${randomBytes(4).toString('hex')}`,
     admin: { name: 'Conformance Admin', email: `conformance-${randomBytes(4).toString('hex')}@example.com` },
     tier: 'growth',
     seats: 10,
   });
-  const apiKey: string = created.api_key.token;
-  const seeds: [string, string, unknown][] = [
-    ['POST', '/v1/campaigns', { name: 'Conformance seed' }],
-    ['POST', '/v1/api_keys', { label: 'conformance seed' }],
-  ];
+  const apiKey = created.api_key.token;
+  const spareKey = (await call<{ token: string }>(base, 'POST', '/v1/api_keys', apiKey, { label: 'conformance revocation pass' })).token;
+  const seeds: [string, string, unknown][] = [['POST', '/v1/campaigns', { name: 'Conformance seed' }]];
   for (const [method, route, body] of seeds) {
     try {
       await call(base, method, route, apiKey, body);
@@ -115,7 +113,7 @@ async function provision(base: string, adminToken: string): Promise<{ tenantId: 
       process.stdout.write(`seed skipped: ${(err as Error).message}\n`);
     }
   }
-  return { tenantId: created.tenant.id, apiKey };
+  return { apiKey, spareKey };
 }
 
 function runSt(st: string, args: string[]): Promise<number> {
@@ -146,6 +144,8 @@ async function main(): Promise<void> {
   const adminToken = randomBytes(24).toString('hex');
   const dataDir = path.join(reportDir, 'data');
   rmSync(dataDir, { recursive: true, force: true });
+  // The product logs to a file: its lines would interleave with Schemathesis's progress.
+  const productLog = openSync(path.join(reportDir, 'product.log'), 'w');
   const product = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'src', 'main.ts')], {
     cwd: ROOT_DIR,
     env: {
@@ -159,9 +159,9 @@ async function main(): Promise<void> {
       ADMIN_API_TOKEN: adminToken,
       APP_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
       DATA_DIR: dataDir,
-      LOG_LEVEL: 'error',
+      LOG_LEVEL: 'warn',
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', productLog, productLog],
   });
   const stopAll = async () => {
     if (product.exitCode === null) {
@@ -175,44 +175,34 @@ async function main(): Promise<void> {
   let exitCode = 0;
   try {
     await waitForHealth(base, product);
-    const { apiKey } = await provision(base, adminToken);
+    const { apiKey, spareKey } = await provision(base, adminToken);
     const started = Date.now();
     const common = ['--checks', 'all', '--phases', PHASES, '--report', 'junit,ndjson', '--report-dir', reportDir, '--seed', String(Date.now() % 1_000_000)];
-    const tenantCode = await runSt(st, [
-      'run',
-      `${base}/v1/openapi.json`,
-      '-H',
-      `Authorization: Bearer ${apiKey}`,
-      '--exclude-path-regex',
-      '^/v1/admin/',
-      '--max-time',
-      String(opts.durationSeconds),
-      '--report-junit-path',
-      path.join(reportDir, 'tenant.junit.xml'),
-      '--report-ndjson-path',
-      path.join(reportDir, 'tenant.ndjson'),
-      ...common,
-      ...opts.extra,
-    ]);
-    exitCode = tenantCode;
-    if (opts.admin) {
-      const adminCode = await runSt(st, [
+    // Revoking the key the run authenticates with would turn every later request into a 401, so the
+    // revocation route gets a pass of its own, last, with a key of its own.
+    const REVOKE = 'DELETE /v1/api_keys/{id}';
+    const passes: { name: string; token: string; seconds: number; filter: string[] }[] = [
+      { name: 'tenant', token: apiKey, seconds: opts.durationSeconds, filter: ['--exclude-path-regex', '^/v1/admin/', '--exclude-name', REVOKE] },
+      { name: 'revoke', token: spareKey, seconds: 20, filter: ['--include-name', REVOKE] },
+    ];
+    if (opts.admin) passes.push({ name: 'admin', token: adminToken, seconds: opts.adminDurationSeconds, filter: ['--include-path-regex', '^/v1/admin/'] });
+    for (const pass of passes) {
+      const code = await runSt(st, [
         'run',
         `${base}/v1/openapi.json`,
         '-H',
-        `Authorization: Bearer ${adminToken}`,
-        '--include-path-regex',
-        '^/v1/admin/',
+        `Authorization: Bearer ${pass.token}`,
+        ...pass.filter,
         '--max-time',
-        String(opts.adminDurationSeconds),
+        String(pass.seconds),
         '--report-junit-path',
-        path.join(reportDir, 'admin.junit.xml'),
+        path.join(reportDir, `${pass.name}.junit.xml`),
         '--report-ndjson-path',
-        path.join(reportDir, 'admin.ndjson'),
+        path.join(reportDir, `${pass.name}.ndjson`),
         ...common,
         ...opts.extra,
       ]);
-      exitCode ||= adminCode;
+      exitCode ||= code;
     }
     const cpu = os.cpus()[0]?.model ?? 'unknown cpu';
     process.stdout.write(

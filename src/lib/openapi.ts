@@ -1,6 +1,7 @@
 import { OpenAPIHono, z, type Hook } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
 import type { ZodError } from 'zod';
-import { AppError, badRequest, notFound } from './errors';
+import { AppError, badRequest, methodNotAllowed, notFound } from './errors';
 import type { AppEnv } from './context';
 
 export { z };
@@ -138,19 +139,144 @@ function findBadInstant(input: unknown): string | null {
  * Every validated query, path, header and JSON body passes here. Date-times are checked on the
  * validated values, once for every route, rather than in each route's schema.
  */
-const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
+const validationHook: Hook<unknown, AppEnv, string, unknown> = (result, c) => {
   if (result.success) {
     const problem = findBadInstant(result.data);
     if (problem) throw badRequest(problem);
     return;
   }
-  if (result.target === 'param') throw notFound();
+  if (result.target === 'param') {
+    // `/v1/agents/checkin` with GET reaches `GET /v1/agents/{id}` and fails its id: the path is a
+    // route of its own, so the answer is the 405 its other methods give, not the 404 of an id.
+    const allowed = LITERAL_ROUTES.get(c.req.path);
+    if (allowed) {
+      const methods = [...allowed].sort((a, b) => METHOD_ORDER.indexOf(a) - METHOD_ORDER.indexOf(b));
+      if (methods.includes('GET')) methods.splice(methods.indexOf('GET') + 1, 0, 'HEAD');
+      c.header('Allow', methods.join(', '));
+      throw methodNotAllowed(`${c.req.method} is not allowed here; allowed: ${methods.join(', ')}`);
+    }
+    throw notFound();
+  }
   throw badRequest(describeIssues(result.error, (result as { data?: unknown }).data));
 };
 
-/** Every module builds its routes on this, so validation failures map to the one envelope. */
+const METHOD_ORDER = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+/** Documented paths without parameters, and their methods, as the routers register them. */
+const LITERAL_ROUTES = new Map<string, Set<string>>();
+
+/** Any string the server can store: PostgreSQL text cannot hold U+0000, so it is refused with 400. */
+export const NUL_FREE_PATTERN = '^[^\\u0000]*$';
+
+/**
+ * RFC 3339 date-time as the server takes it: upper-case T and Z, a year from 0001 (PostgreSQL has
+ * no year 0000) and an offset within -12:00..+14:00 (instantProblem).
+ */
+export const DATE_TIME_PATTERN =
+  '^(?:[1-9]\\d{3}|0[1-9]\\d{2}|00[1-9]\\d|000[1-9])-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\\d|3[01])T(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|\\+(?:(?:0\\d|1[0-3]):[0-5]\\d|14:00)|-(?:(?:0\\d|1[01]):[0-5]\\d|12:00))$';
+
+/**
+ * A string that is not empty after String.prototype.trim and holds no U+0000. The class lists the
+ * characters trim removes, spelled out because JavaScript's and Python's \\s differ.
+ */
+export const NON_BLANK_PATTERN =
+  '^[^\\u0000]*[^\\u0000\\t\\n\\u000b\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff][^\\u0000]*$';
+
+type SchemaNode = Record<string, unknown>;
+
+const SUBSCHEMA_LISTS = ['anyOf', 'oneOf', 'allOf', 'prefixItems'] as const;
+
+function hasType(node: SchemaNode, type: string): boolean {
+  return node.type === type || (Array.isArray(node.type) && node.type.includes(type));
+}
+
+/**
+ * Adds to one schema (and the schemas inside it) the rules every route applies centrally, so the
+ * published document describes them: no U+0000 in any string or object key, and date-times the
+ * server can store. Strings with their own pattern, enum, const or format already exclude U+0000.
+ */
+function publishCentralRules(root: unknown): void {
+  const pending: unknown[] = [root];
+  const seen = new Set<unknown>();
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (typeof node !== 'object' || node === null || seen.has(node)) continue;
+    seen.add(node);
+    const schema = node as SchemaNode;
+    if (schema.format === 'date-time' && schema.pattern === undefined) schema.pattern = DATE_TIME_PATTERN;
+    if (hasType(schema, 'string') && schema.pattern === undefined && schema.enum === undefined && schema.const === undefined && schema.format === undefined) {
+      schema.pattern = NUL_FREE_PATTERN;
+    }
+    if (hasType(schema, 'object') && schema.additionalProperties !== false && schema.propertyNames === undefined) {
+      schema.propertyNames = { pattern: NUL_FREE_PATTERN };
+    }
+    if (typeof schema.properties === 'object' && schema.properties !== null) pending.push(...Object.values(schema.properties as Record<string, unknown>));
+    for (const key of ['items', 'additionalProperties'] as const) if (typeof schema[key] === 'object') pending.push(schema[key]);
+    for (const key of SUBSCHEMA_LISTS) if (Array.isArray(schema[key])) pending.push(...(schema[key] as unknown[]));
+  }
+}
+
+type OpenApiDocument = ReturnType<OpenAPIHono<AppEnv>['getOpenAPI31Document']>;
+
+/** The schema roots of a document: components, parameters, request and response bodies, headers. */
+function publishDocumentRules(doc: OpenApiDocument): OpenApiDocument {
+  for (const schema of Object.values(doc.components?.schemas ?? {})) publishCentralRules(schema);
+  const withContent = (holder: unknown) => {
+    const content = (holder as { content?: Record<string, { schema?: unknown }> } | undefined)?.content;
+    for (const media of Object.values(content ?? {})) publishCentralRules(media.schema);
+  };
+  for (const item of Object.values(doc.paths ?? {})) {
+    for (const op of Object.values(item as Record<string, unknown>)) {
+      if (typeof op !== 'object' || op === null) continue;
+      const operation = op as { parameters?: { schema?: unknown }[]; requestBody?: unknown; responses?: Record<string, unknown> };
+      for (const parameter of operation.parameters ?? []) publishCentralRules(parameter.schema);
+      withContent(operation.requestBody);
+      for (const response of Object.values(operation.responses ?? {})) {
+        withContent(response);
+        const headers = (response as { headers?: Record<string, { schema?: unknown }> }).headers;
+        for (const header of Object.values(headers ?? {})) publishCentralRules(header.schema);
+      }
+    }
+  }
+  return doc;
+}
+
+interface RouteShape {
+  method: string;
+  path: string;
+  request?: { body?: { required?: boolean } };
+  middleware?: MiddlewareHandler<AppEnv> | MiddlewareHandler<AppEnv>[];
+}
+
+/** A route whose document says its body is required refuses a request that has none. */
+const requireBody: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const length = c.req.header('content-length');
+  const sent = length !== undefined ? Number(length) > 0 : c.req.header('transfer-encoding') !== undefined;
+  if (!sent) throw badRequest('request body is required');
+  await next();
+};
+
+/**
+ * Every module builds its routes on this, so validation failures map to the one envelope. The
+ * router also records its literal paths (for 405 over a parameter route) and publishes the central
+ * input rules in any document generated from it.
+ */
 export function createRouter(): OpenAPIHono<AppEnv> {
-  return new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const register = app.openapi;
+  app.openapi = ((route: RouteShape, ...rest: unknown[]) => {
+    if (!route.path.includes('{')) {
+      const methods = LITERAL_ROUTES.get(route.path) ?? new Set<string>();
+      methods.add(route.method.toUpperCase());
+      LITERAL_ROUTES.set(route.path, methods);
+    }
+    const own = route.middleware === undefined ? [] : Array.isArray(route.middleware) ? route.middleware : [route.middleware];
+    const withBodyRule = route.request?.body?.required ? { ...route, middleware: [requireBody, ...own] } : route;
+    return (register as (...args: unknown[]) => unknown)(withBodyRule, ...rest);
+  }) as typeof app.openapi;
+  const generate31 = app.getOpenAPI31Document;
+  app.getOpenAPI31Document = (objectConfig, generatorConfig) => publishDocumentRules(generate31(objectConfig, generatorConfig));
+  return app;
 }
 
 export function isAppError(err: unknown): err is AppError {

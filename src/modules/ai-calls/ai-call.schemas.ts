@@ -25,7 +25,7 @@ export const TakeoverBodySchema = z
   })
   .strict()
   .refine((b) => (b.agent_id === undefined) !== (b.supervisor_ext === undefined), { message: 'send exactly one of agent_id and supervisor_ext' })
-  .openapi('AiTakeoverRequest');
+  .openapi('AiTakeoverRequest', { oneOf: [{ required: ['agent_id'] }, { required: ['supervisor_ext'] }] });
 export type TakeoverBody = z.infer<typeof TakeoverBodySchema>;
 
 export const TakeoverResult = z

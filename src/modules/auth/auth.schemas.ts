@@ -1,3 +1,4 @@
+import { PASSWORD_MAX, PASSWORD_MIN } from '../../lib/passwords';
 import { z } from '../../lib/openapi';
 import { TenantSchema } from '../tenants/tenant.schemas';
 import { UserSchema } from '../users/user.schemas';
@@ -29,10 +30,10 @@ export const PasswordResetAccepted = z.object({ status: z.literal('accepted'), m
 export const PasswordResetConfirmBody = z
   .strictObject({
     token: z.string().openapi({ description: 'The ddr_ token from the reset link' }),
-    password: z.string().openapi({ description: 'The new password, 12 to 128 characters' }),
+    password: z.string().openapi({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX, description: `The new password, ${PASSWORD_MIN} to ${PASSWORD_MAX} characters (422 unprocessable otherwise)` }),
   })
   .openapi('PasswordResetConfirm');
 
 export const ChangePasswordBody = z
-  .strictObject({ current_password: z.string(), new_password: z.string() })
+  .strictObject({ current_password: z.string(), new_password: z.string().openapi({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX }) })
   .openapi('ChangePassword');

@@ -1,4 +1,4 @@
-import { z } from '../../lib/openapi';
+import { NON_BLANK_PATTERN, z } from '../../lib/openapi';
 import { CARRIER_KINDS, CARRIER_STATUSES, NAME_MAX_CHARS, SIP_PROXY_MAX_CHARS, SOURCE_IPS_MAX } from './carrier.rules';
 
 const dateTime = z.string().openapi({ format: 'date-time' });
@@ -34,7 +34,7 @@ export const CarrierEdgeResult = z
 export const CreateCarrierBody = z
   .strictObject({
     kind: z.enum(CARRIER_KINDS),
-    name: z.string().openapi({ description: `1 to ${NAME_MAX_CHARS} characters after trimming (400 invalid otherwise)`, example: 'Acme BYOC' }),
+    name: z.string().openapi({ pattern: NON_BLANK_PATTERN, maxLength: NAME_MAX_CHARS, description: `1 to ${NAME_MAX_CHARS} characters after trimming (400 invalid otherwise)`, example: 'Acme BYOC' }),
     sip_proxy: z
       .string()
       .nullable()
@@ -59,7 +59,7 @@ export type CreateCarrierInput = z.infer<typeof CreateCarrierBody>;
 
 export const UpdateCarrierBody = z
   .strictObject({
-    name: z.string().optional().openapi({ description: `1 to ${NAME_MAX_CHARS} characters after trimming (400 invalid otherwise)` }),
+    name: z.string().optional().openapi({ pattern: NON_BLANK_PATTERN, maxLength: NAME_MAX_CHARS, description: `1 to ${NAME_MAX_CHARS} characters after trimming (400 invalid otherwise)` }),
     status: z.enum(CARRIER_STATUSES).optional().openapi({
       description:
         'active, disabled (calls stop at the next dial; active again later) or retired (final: a retired trunk stays retired, 409 conflict). ' +

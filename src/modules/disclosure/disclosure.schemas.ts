@@ -1,4 +1,4 @@
-import { z } from '../../lib/openapi';
+import { NON_BLANK_PATTERN, z } from '../../lib/openapi';
 
 export const MAX_DISCLOSURE_BYTES = 10_000;
 
@@ -18,6 +18,6 @@ export const DisclosureEnvelope = z.object({ artificial_voice_disclosure: Artifi
 
 export const PutDisclosureBody = z
   .strictObject({
-    text: z.string().openapi({ description: `At most ${MAX_DISCLOSURE_BYTES} bytes of UTF-8` }),
+    text: z.string().openapi({ pattern: NON_BLANK_PATTERN, description: `Not blank (400 bad_request otherwise); at most ${MAX_DISCLOSURE_BYTES} bytes of UTF-8` }),
   })
   .openapi('PutArtificialVoiceDisclosure');

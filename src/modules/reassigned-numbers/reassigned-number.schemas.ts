@@ -28,7 +28,8 @@ export const ReassignedNumberSchema = z
 export const ReassignedLookupQuery = z.object({
   phone: z.string().openapi({
     param: { name: 'phone', in: 'query' },
-    description: 'E.164 number; send the plus sign as %2B (a literal + that arrives as a space is read as +)',
+    pattern: '^\\+[1-9]\\d{6,14}$',
+    description: 'E.164 number (a possible number of its country, else 400); send the plus sign as %2B (a literal + that arrives as a space is read as +)',
     example: '+15551234567',
   }),
 });

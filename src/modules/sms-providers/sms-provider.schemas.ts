@@ -78,7 +78,7 @@ export const PatchSmsProviderBody = z
     webhook_secret: fields.webhook_secret.optional(),
     api_key: fields.api_key.optional(),
     status: fields.status.optional(),
-    scope: z.unknown().optional().openapi({ description: 'Immutable: present with any value is 400 bad_request' }),
+    scope: z.unknown().optional().openapi({ not: {}, description: 'Immutable: present with any value is 400 bad_request' }),
   })
   .openapi('PatchSmsProvider', { description: `Absent keys are unchanged. ${NOTE}` });
 

@@ -1,4 +1,4 @@
-import { z } from '../../lib/openapi';
+import { NON_BLANK_PATTERN, z } from '../../lib/openapi';
 import { cursorParam, limitParam } from '../../lib/pagination';
 import { E164_RE } from '../../lib/phone';
 import { SMS_BODY_MAX } from '../campaigns/campaign.rules';
@@ -29,7 +29,7 @@ export const SendSmsBody = z
       .refine((s) => s.trim() !== '', 'must not be empty')
       // Code points, as the campaign sms_body limit counts them: ten concatenated GSM-7 segments, a sane upper bound.
       .refine((s) => [...s].length <= SMS_BODY_MAX, `must be at most ${SMS_BODY_MAX} characters`)
-      .openapi({ description: `The text, 1 to ${SMS_BODY_MAX} characters (Unicode code points); sent as-is (merge variables are not expanded here)` }),
+      .openapi({ pattern: NON_BLANK_PATTERN, maxLength: SMS_BODY_MAX, description: `The text, 1 to ${SMS_BODY_MAX} characters (Unicode code points), not blank; sent as-is (merge variables are not expanded here)` }),
     from: z.string().regex(E164_RE, 'must be an E.164 number').nullable().optional().openapi({
       description: "Sender number, E.164: one of the tenant's active DIDs (422 unprocessable otherwise, after the client_ref replay check); omitted or null: the provider's default sender",
     }),

@@ -1,3 +1,4 @@
+import { PASSWORD_MAX, PASSWORD_MIN } from '../../lib/passwords';
 import { z } from '../../lib/openapi';
 import { cursorParam, limitParam } from '../../lib/pagination';
 
@@ -23,7 +24,7 @@ export const CreateUserBody = z
   .strictObject({
     email: z.string(),
     name: z.string().optional(),
-    password: z.string(),
+    password: z.string().openapi({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX, description: `${PASSWORD_MIN} to ${PASSWORD_MAX} characters (422 unprocessable otherwise)` }),
   })
   .openapi('CreateUser');
 

@@ -5,6 +5,8 @@ import { AgentSchema } from '../tenants/tenant.schemas';
 export const SetAgentCredentialBody = z
   .strictObject({
     password: z.string().openapi({
+      minLength: PASSWORD_MIN,
+      maxLength: PASSWORD_MAX,
       description: `The agent's widget-login password, ${PASSWORD_MIN} to ${PASSWORD_MAX} characters (422 unprocessable otherwise). Stored only as a PBKDF2-SHA512 hash; never echoed`,
     }),
   })
