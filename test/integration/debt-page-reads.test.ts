@@ -1,4 +1,4 @@
-import { provisionTenant, startTestApp, uniqueName, type TestApp } from '../helpers/harness';
+import { provisionTenant, startTestApp, uniqueName, type HttpResult, type TestApp } from '../helpers/harness';
 
 /** What the planner currently believes about the debts table (readable by any role). */
 async function knownDebtRows(app: TestApp): Promise<number> {
@@ -46,7 +46,7 @@ describe('debt pages after bulk imports', () => {
     const seen: { external_ref: string; primary_phone: string | null; contact_count: number }[] = [];
     let cursor: string | null = null;
     do {
-      const page: Awaited<ReturnType<TestApp['request']>> = await app.request('GET', `/v1/debts?limit=3${cursor ? `&cursor=${cursor}` : ''}`, {
+      const page: HttpResult = await app.request('GET', `/v1/debts?limit=3${cursor ? `&cursor=${cursor}` : ''}`, {
         token: tenant.apiKey,
       });
       expect(page.status).toBe(200);

@@ -1,0 +1,516 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { Client } from 'pg';
+import WebSocket from 'ws';
+import { ROOT_DIR } from '../src/config';
+import { createLogger } from '../src/lib/logger';
+import { withTenantSql } from '../src/lib/tenancy';
+import { evaluate } from '../src/modules/compliance/compliance.service';
+import type { DecisionRequest } from '../src/modules/compliance/compliance.types';
+import { createDatabase } from '../src/lib/db';
+import { ensureTemporalBinary, freePort, readTemporalDevConfig, startTemporalDevServer } from '../src/platform/temporal-dev';
+import { startSwitchSimulator } from '../src/switch/simulator';
+import { api, argNumber, freshDatabase, machineLine, percentile } from './support';
+
+/**
+ * `npm run bench:scale`: issue 20's figures in one run, on private ports and a database of its own.
+ *
+ * 1. `npm start` (supervisor, one API and one worker process, embedded Temporal dev server and
+ *    switch simulator): CPU of the idle product, /healthz and /v1/me throughput; then N running
+ *    campaigns with nothing to dial (no leads, no agents; every campaign type that runs a loop
+ *    and the human-initiated ones): CPU and /v1/me again.
+ * 2. Same product: a million debts imported 10,000 per request, then GET /v1/debts?limit=200
+ *    (first page under load, and a walk of consecutive pages).
+ * 3. Compliance decisions paced at --rate per second against that tenant, made as the worker
+ *    makes them (evaluate(): facts, decision, evidence).
+ * 4. Restart: --restart-campaigns running campaigns, the worker killed; leads imported while it is
+ *    down; time from the kill until the first of them is placed by the restarted worker.
+ * 5. Horizontal: a Temporal dev server, the simulator, two API processes and two workers started
+ *    apart (`npm run api`, `npm run worker`): 20 campaigns share 2,000 leads; every lead dialed
+ *    exactly once, the dials split across both workers, a websocket on each API process sees every
+ *    call.* event; one worker is killed half-way and the other finishes.
+ *
+ * Flags: --idle-campaigns=100 --window=30 --debts=1000000 --batch=10000 --rate=1000
+ *        --decide-seconds=20 --restart-campaigns=200 --shared-campaigns=20 --shared-leads=2000
+ *        --phases=idle,debts,decisions,restart,shared
+ */
+
+const DB_URL = process.env.BENCH_SCALE_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/dialer_bench_scale';
+const ADMIN = randomBytes(24).toString('hex');
+const CLK_TCK = 100;
+const phases = new Set((process.argv.find((a) => a.startsWith('--phases='))?.split('=')[1] ?? 'idle,debts,decisions,restart,shared').split(','));
+const results: Record<string, unknown> = { machine: machineLine(), started_at: new Date().toISOString() };
+const log = (msg: string) => process.stderr.write(`[bench:scale ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+
+// ---------------------------------------------------------------------------------------------
+// Processes
+
+interface Proc {
+  child: ChildProcess;
+  out: () => string;
+  exited: Promise<void>;
+}
+
+function run(entry: string, env: Record<string, string>, detached = false): Proc {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, entry)], {
+    cwd: ROOT_DIR,
+    env: { ...process.env, LOG_LEVEL: 'warn', APP_ENCRYPTION_KEY: 'bench-scale-key', ADMIN_API_TOKEN: ADMIN, DATABASE_URL: DB_URL, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached,
+  });
+  let text = '';
+  child.stdout!.on('data', (c: Buffer) => (text = (text + c.toString()).slice(-20_000)));
+  child.stderr!.on('data', (c: Buffer) => (text = (text + c.toString()).slice(-20_000)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return { child, out: () => text, exited };
+}
+
+async function stopProc(p: Proc, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (p.child.exitCode !== null || p.child.signalCode !== null) return;
+  p.child.kill(signal);
+  const killer = setTimeout(() => p.child.kill('SIGKILL'), 60_000);
+  await p.exited;
+  clearTimeout(killer);
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs: number, everyMs = 250): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** Every process under `root` (itself included), read from /proc. */
+function processTree(root: number): number[] {
+  const parent = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      parent.set(Number(entry), Number(fields[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const tree = [root];
+  for (let i = 0; i < tree.length; i += 1) for (const [pid, ppid] of parent) if (ppid === tree[i]) tree.push(pid);
+  return tree;
+}
+
+function cpuTicks(pids: number[]): number {
+  let total = 0;
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // exited during the window
+    }
+  }
+  return total;
+}
+
+/** Percent of one core the process tree under `root` used over `seconds`. */
+async function cpuPercent(root: number, seconds: number): Promise<number> {
+  const pids = processTree(root);
+  const before = cpuTicks(pids);
+  const t0 = process.hrtime.bigint();
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  const elapsed = Number(process.hrtime.bigint() - t0) / 1e9;
+  return Math.round((((cpuTicks(pids) - before) / CLK_TCK / elapsed) * 100) * 100) / 100;
+}
+
+async function throughput(url: string, headers: Record<string, string>, duration: number) {
+  await autocannon({ url, headers, connections: 16, duration: 2 });
+  const r = await autocannon({ url, headers, connections: 16, duration });
+  return { requests_per_s: Math.round(r.requests.average), p50_ms: r.latency.p50, p99_ms: r.latency.p99, non_2xx: r.non2xx, errors: r.errors };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Product set-up through the API
+
+async function provision(port: number): Promise<{ tenantId: string; key: string }> {
+  const created = await api(port, 'POST', '/v1/admin/tenants', ADMIN, {
+    name: `scale-${randomUUID().slice(0, 8)}`,
+    admin: { name: 'Bench', email: `scale-${randomUUID().slice(0, 8)}@example.com` },
+  });
+  if (created.status !== 201) throw new Error(`provisioning failed: ${created.status} ${JSON.stringify(created.body)}`);
+  return { tenantId: created.body.tenant.id, key: created.body.api_key.token };
+}
+
+async function createRunningCampaign(port: number, key: string, body: Record<string, unknown>, start: Record<string, unknown> = {}): Promise<string> {
+  const created = await api(port, 'POST', '/v1/campaigns', key, { name: `scale-${randomUUID()}`, ...body });
+  if (created.status !== 201) throw new Error(`campaign create: ${created.status} ${JSON.stringify(created.body)}`);
+  const id: string = created.body.campaign.id;
+  const started = await api(port, 'POST', `/v1/campaigns/${id}/start`, key, start);
+  if (started.status !== 200) throw new Error(`campaign start: ${started.status} ${JSON.stringify(started.body)}`);
+  return id;
+}
+
+const IDLE_TYPES: Array<Record<string, unknown>> = [
+  { campaign_type: 'predictive' },
+  { campaign_type: 'progressive' },
+  { campaign_type: 'preview' },
+  { campaign_type: 'manual' },
+  { campaign_type: 'tts_blast', tts_prompt: 'A message from Acme Recovery.' },
+];
+
+/** A zone where it is daytime now, so the calling-window gate lets the bench's calls through. */
+function daytimePrefix(): string {
+  const zones: Array<[string, string]> = [
+    ['+1303555', 'America/Denver'],
+    ['+1808555', 'Pacific/Honolulu'],
+    ['+1671555', 'Pacific/Guam'],
+    ['+1404555', 'America/New_York'],
+  ];
+  for (const [prefix, zone] of zones) {
+    const h = Number(new Intl.DateTimeFormat('en-US', { timeZone: zone, hour: 'numeric', hourCycle: 'h23' }).format(new Date()));
+    if (h >= 9 && h < 19) return prefix;
+  }
+  throw new Error('no daytime zone for the bench numbers');
+}
+
+/** Leads that the simulator answers busy (last two digits 70-79): placed once, then rescheduled. */
+function busyLeads(n: number, campaignId: string | null, serialBase: number, prefix: string) {
+  return Array.from({ length: n }, (_, i) => {
+    const serial = serialBase + i;
+    return {
+      external_ref: `scale-${randomUUID()}`,
+      consumer_ref: `c-${serial}`,
+      amount_cents: 10_000,
+      ...(campaignId ? { campaign_id: campaignId } : {}),
+      contacts: [{ phone_e164: `${prefix}${String(Math.floor(serial / 10) % 100).padStart(2, '0')}7${serial % 10}` }],
+    };
+  });
+}
+
+async function importAll(port: number, key: string, debts: unknown[], batch: number): Promise<void> {
+  for (let i = 0; i < debts.length; i += batch) {
+    const res = await api(port, 'POST', '/v1/debts/import', key, { debts: debts.slice(i, i + batch) });
+    if (res.status !== 200 || res.body.failed.length) throw new Error(`import: ${res.status} ${JSON.stringify(res.body).slice(0, 500)}`);
+  }
+}
+
+async function ownerQuery<T extends Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
+  const client = new Client({ connectionString: DB_URL });
+  await client.connect();
+  try {
+    return (await client.query<T>(sql, params)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+const placedCount = async (tenantId: string, since?: Date) =>
+  Number(
+    (
+      await ownerQuery<{ n: string }>(
+        `SELECT count(*) AS n FROM call_attempts WHERE tenant_id = $1 AND corrects_id IS NULL AND direction = 'outbound'
+            AND call_uuid IS NOT NULL AND ($2::timestamptz IS NULL OR inserted_at >= $2)`,
+        [tenantId, since ?? null],
+      )
+    )[0]!.n,
+  );
+
+// ---------------------------------------------------------------------------------------------
+// Phases 1-4 on `npm start`
+
+async function startProduct(dataDir: string): Promise<{ proc: Proc; port: number; workerPids: number[] }> {
+  const port = await freePort();
+  const proc = run('src/main.ts', { PORT: String(port), METRICS_PORT: String(await freePort()), DATA_DIR: dataDir, API_PROCESSES: '1', WORKER_PROCESSES: '1', LOG_LEVEL: 'info' }, true);
+  await waitFor('npm start banner', async () => /API\s+http:\/\/127\.0\.0\.1:\d+/.test(proc.out()), 180_000);
+  const pids = /processes\s+\d+ API \(pid ([\d, ]+)\), \d+ workers? \(pid ([\d, ]+)\)/.exec(proc.out());
+  return { proc, port, workerPids: pids ? pids[2]!.split(',').map((p) => Number(p.trim())) : [] };
+}
+
+async function productPhases(): Promise<void> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dialer-scale-'));
+  const { proc, port, workerPids } = await startProduct(dataDir);
+  const root = proc.child.pid!;
+  try {
+    const tenant = await provision(port);
+    const headers = { authorization: `Bearer ${tenant.key}` };
+    const window = argNumber('window', 30);
+
+    if (phases.has('idle')) {
+      const n = argNumber('idle-campaigns', 100);
+      log(`idle product: ${window} s of CPU, /healthz and /v1/me`);
+      await new Promise((r) => setTimeout(r, 5000));
+      const idleCpu = await cpuPercent(root, window);
+      const healthz = await throughput(`http://127.0.0.1:${port}/healthz`, {}, 10);
+      const meIdle = await throughput(`http://127.0.0.1:${port}/v1/me`, headers, 10);
+      log(`starting ${n} campaigns with nothing to dial`);
+      const idleTenant = await provision(port);
+      for (let i = 0; i < n; i += 1) await createRunningCampaign(port, idleTenant.key, IDLE_TYPES[i % IDLE_TYPES.length]!);
+      await new Promise((r) => setTimeout(r, 10_000));
+      const campaignsCpu = await cpuPercent(root, window);
+      const meBusy = await throughput(`http://127.0.0.1:${port}/v1/me`, headers, 10);
+      const perCampaign = Math.round(((campaignsCpu - idleCpu) / n) * 1000) / 1000;
+      results.idle = {
+        campaigns: n,
+        window_s: window,
+        cpu_pct_of_a_core: { idle_product: idleCpu, with_idle_campaigns: campaignsCpu, per_campaign: perCampaign },
+        goal_per_campaign_at_most_pct: 0.05,
+        healthz: healthz,
+        me_idle: meIdle,
+        me_with_idle_campaigns: meBusy,
+        me_kept_pct: Math.round((meBusy.requests_per_s / meIdle.requests_per_s) * 1000) / 10,
+        me_of_healthz_pct: Math.round((meIdle.requests_per_s / healthz.requests_per_s) * 1000) / 10,
+        goals: 'per campaign <= 0.05 % of a core; /v1/me keeps >= 90 %; /v1/me >= 50 % of /healthz',
+      };
+      log(JSON.stringify(results.idle));
+    }
+
+    if (phases.has('debts') || phases.has('decisions')) {
+      const total = argNumber('debts', 1_000_000);
+      const batch = argNumber('batch', 10_000);
+      log(`importing ${total} debts, ${batch} per request`);
+      const t0 = Date.now();
+      for (let i = 0; i < total; i += batch) {
+        const debts = Array.from({ length: Math.min(batch, total - i) }, (_, j) => {
+          const serial = i + j;
+          return {
+            external_ref: `d-${serial}`,
+            consumer_ref: `c-${serial}`,
+            amount_cents: 1000 + (serial % 50_000),
+            contacts: [{ phone_e164: `+1${['212', '303', '415', '512', '617'][serial % 5]}${String(2000000 + (serial % 7_999_999)).padStart(7, '0')}` }],
+          };
+        });
+        const res = await api(port, 'POST', '/v1/debts/import', tenant.key, { debts });
+        if (res.status !== 200 || res.body.failed.length) throw new Error(`import at ${i}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+        if ((i / batch) % 10 === 9) log(`  ${i + batch} imported (${Math.round((Date.now() - t0) / 1000)} s)`);
+      }
+      const importSeconds = Math.round((Date.now() - t0) / 100) / 10;
+      const first = await throughput(`http://127.0.0.1:${port}/v1/debts?limit=200`, headers, 10);
+      const walk: number[] = [];
+      let cursor: string | null = null;
+      for (let i = 0; i < 200; i += 1) {
+        const t = process.hrtime.bigint();
+        const res = await api(port, 'GET', `/v1/debts?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, tenant.key);
+        walk.push(Number(process.hrtime.bigint() - t) / 1e6);
+        if (res.status !== 200) throw new Error(`debt page: ${res.status}`);
+        cursor = res.body.next_cursor;
+      }
+      walk.sort((a, b) => a - b);
+      results.debts = {
+        debts: total,
+        import: { requests: Math.ceil(total / batch), seconds: importSeconds, per_request_s: Math.round((importSeconds / Math.ceil(total / batch)) * 100) / 100 },
+        first_page_under_load: first,
+        walk_200_pages_ms: { p50: Math.round(percentile(walk, 50) * 10) / 10, p99: Math.round(percentile(walk, 99) * 10) / 10, max: Math.round(walk.at(-1)! * 10) / 10 },
+        goal: 'p99 <= 50 ms',
+      };
+      log(JSON.stringify(results.debts));
+    }
+
+    if (phases.has('decisions')) await decisions(tenant.tenantId);
+
+    if (phases.has('restart')) {
+      const n = argNumber('restart-campaigns', 200);
+      const restartTenant = await provision(port);
+      log(`starting ${n} campaigns for the restart`);
+      const ids: string[] = [];
+      for (let i = 0; i < n; i += 1) ids.push(await createRunningCampaign(port, restartTenant.key, IDLE_TYPES[i % IDLE_TYPES.length]!, { tick_ms: 1000 }));
+      const blast = ids.find((_, i) => i % IDLE_TYPES.length === 4)!;
+      await new Promise((r) => setTimeout(r, 10_000));
+      const worker = workerPids[0];
+      if (!worker) throw new Error('no worker pid in the banner');
+      const killedAt = new Date();
+      process.kill(worker, 'SIGKILL');
+      log(`worker ${worker} killed; importing leads while it is down`);
+      await importAll(port, restartTenant.key, busyLeads(20, blast, 0, daytimePrefix()), 20);
+      const placedAt = await waitFor('the first call after the restart', async () => {
+        const rows = await ownerQuery<{ at: Date }>(
+          `SELECT min(inserted_at) AS at FROM call_attempts WHERE tenant_id = $1 AND corrects_id IS NULL AND call_uuid IS NOT NULL`,
+          [restartTenant.tenantId],
+        );
+        return rows[0]?.at ?? null;
+      }, 300_000, 200);
+      results.restart = {
+        running_campaigns: n,
+        kill_to_first_call_s: Math.round((placedAt.getTime() - killedAt.getTime()) / 100) / 10,
+        goal: 'back to placing calls within 30 s (the supervisor restarts the killed worker after 1 s)',
+      };
+      log(JSON.stringify(results.restart));
+    }
+  } finally {
+    process.kill(-root, 'SIGTERM');
+    await Promise.race([proc.exited, new Promise((r) => setTimeout(r, 60_000))]);
+    if (proc.child.exitCode === null) process.kill(-root, 'SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function decisions(tenantId: string): Promise<void> {
+  const rate = argNumber('rate', 1000);
+  const seconds = argNumber('decide-seconds', 20);
+  const db = createDatabase(DB_URL.replace('postgresql://postgres@', 'postgresql://dialer_app@'), 8);
+  const logger = createLogger('silent');
+  try {
+    const sample = await withTenantSql(db, tenantId, (sql) =>
+      sql.query<{ debt_id: string; phone_e164: string }>(
+        `SELECT c.debt_id, c.phone_e164 FROM debt_contacts c TABLESAMPLE SYSTEM (2) WHERE c.is_primary LIMIT 20000`,
+        [],
+      ),
+    );
+    if (sample.length === 0) throw new Error('no debts to decide on');
+    const request = (i: number): DecisionRequest => {
+      const row = sample[i % sample.length]!;
+      return { debtId: row.debt_id, phone: row.phone_e164, channel: 'voice', campaignId: null, initiation: 'automated', artificialVoice: false };
+    };
+    for (let i = 0; i < 200; i += 1) await evaluate({ db, logger }, tenantId, [request(i)], { actor: { type: 'system', id: null } });
+    log(`decisions paced at ${rate}/s for ${seconds} s`);
+    const latencies: number[] = [];
+    const pending: Promise<void>[] = [];
+    const start = process.hrtime.bigint();
+    const total = rate * seconds;
+    for (let i = 0; i < total; i += 1) {
+      const due = start + BigInt(Math.round((i * 1e9) / rate));
+      const wait = Number(due - process.hrtime.bigint()) / 1e6;
+      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+      const t = process.hrtime.bigint();
+      pending.push(
+        evaluate({ db, logger }, tenantId, [request(i + 200)], { actor: { type: 'system', id: null } }).then(([d]) => {
+          if (!d?.decisionId) throw new Error(`a decision without evidence: ${JSON.stringify(d)}`);
+          latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
+        }),
+      );
+    }
+    await Promise.all(pending);
+    const elapsed = Number(process.hrtime.bigint() - start) / 1e9;
+    latencies.sort((a, b) => a - b);
+    const r = (v: number) => Math.round(v * 100) / 100;
+    results.decisions = {
+      rate_per_s: rate,
+      achieved_per_s: Math.round(total / elapsed),
+      decisions: total,
+      latency_ms: { p50: r(percentile(latencies, 50)), p90: r(percentile(latencies, 90)), p99: r(percentile(latencies, 99)), max: r(latencies.at(-1)!) },
+      goal: 'p99 <= 5 ms',
+    };
+    log(JSON.stringify(results.decisions));
+  } finally {
+    await db.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Phase 5: N API processes and M workers apart
+
+async function sharedPhase(): Promise<void> {
+  const campaigns = argNumber('shared-campaigns', 20);
+  const leads = argNumber('shared-leads', 2000);
+  const temporalConfig = readTemporalDevConfig();
+  const binary = ensureTemporalBinary(path.join(ROOT_DIR, '.tools'), temporalConfig.cli, log);
+  const temporal = await startTemporalDevServer({ binary, config: temporalConfig.server });
+  const simPassword = randomBytes(12).toString('hex');
+  const sim = await startSwitchSimulator({ host: '127.0.0.1', port: 0, password: simPassword, ringMs: 200 });
+  const common = {
+    TEMPORAL_ADDRESS: temporal.address,
+    ESL_HOST: '127.0.0.1',
+    ESL_PORT: String(sim.port),
+    ESL_PASSWORD: simPassword,
+    TEMPORAL_TASK_QUEUE: `scale-${randomUUID()}`,
+  };
+  const apiPorts = [await freePort(), await freePort()];
+  const workerMetrics = [await freePort(), await freePort()];
+  const procs: Proc[] = [];
+  try {
+    for (const p of apiPorts) procs.push(run('src/api.ts', { ...common, PORT: String(p), METRICS_PORT: String(await freePort()) }));
+    for (const p of apiPorts) await waitFor(`API on ${p}`, async () => (await fetch(`http://127.0.0.1:${p}/healthz`)).ok, 120_000);
+    const workers = workerMetrics.map((m) => run('workers/main.ts', { ...common, WORKER_METRICS_PORT: String(m) }));
+    procs.push(...workers);
+    for (const w of workers) await waitFor('worker running', async () => /worker running/.test(w.out()), 120_000);
+    const tenant = await provision(apiPorts[0]!);
+    const sockets = await Promise.all(
+      apiPorts.map(async (port) => {
+        const ticket = await api(port, 'POST', '/v1/ws/ticket', tenant.key);
+        const ws = new WebSocket(`ws://127.0.0.1:${port}/v1/ws?ticket=${encodeURIComponent(ticket.body.ticket)}`);
+        const ids = new Set<string>();
+        ws.on('message', (data: WebSocket.RawData) => {
+          const frame = JSON.parse((data as Buffer).toString('utf8')) as { event?: string; event_id?: string };
+          if (frame.event?.startsWith('call.') && frame.event_id) ids.add(frame.event_id);
+        });
+        await new Promise<void>((resolve, reject) => {
+          ws.once('open', () => resolve());
+          ws.once('error', reject);
+        });
+        return { ws, ids };
+      }),
+    );
+    const prefix = daytimePrefix();
+    const per = Math.ceil(leads / campaigns);
+    const ids: string[] = [];
+    for (let c = 0; c < campaigns; c += 1) {
+      const port = apiPorts[c % 2]!;
+      const id = await createRunningCampaign(port, tenant.key, { campaign_type: 'tts_blast', tts_prompt: 'A message from Acme Recovery.' }, { tick_ms: 500, batch_size: 10 });
+      ids.push(id);
+    }
+    const t0 = Date.now();
+    for (let c = 0; c < campaigns; c += 1) await importAll(apiPorts[c % 2]!, tenant.key, busyLeads(per, ids[c]!, c * per, prefix), per);
+    const total = per * campaigns;
+    await waitFor('half of the leads dialed', async () => (await placedCount(tenant.tenantId)) >= total / 2, 600_000, 500);
+    const dialsBeforeKill = await Promise.all(workerMetrics.map((m) => dialsOf(m)));
+    workers[0]!.child.kill('SIGKILL');
+    log(`worker 1 killed after ${dialsBeforeKill.join(' / ')} dials`);
+    await waitFor('every lead dialed', async () => (await placedCount(tenant.tenantId)) >= total, 900_000, 500);
+    const seconds = Math.round((Date.now() - t0) / 1000);
+    await new Promise((r) => setTimeout(r, 5000));
+    const perDebt = await ownerQuery<{ n: string; debts: string }>(
+      `SELECT count(*) FILTER (WHERE k = 1) AS n, count(*) AS debts FROM (
+         SELECT d.id, count(a.id) AS k FROM debts d LEFT JOIN call_attempts a
+             ON a.debt_id = d.id AND a.corrects_id IS NULL AND a.call_uuid IS NOT NULL AND a.direction = 'outbound'
+          WHERE d.tenant_id = $1 GROUP BY d.id) x`,
+      [tenant.tenantId],
+    );
+    const events = await ownerQuery<{ n: string }>(`SELECT count(*) AS n FROM events WHERE tenant_id = $1 AND type LIKE 'call.%'`, [tenant.tenantId]).catch(
+      () => [{ n: 'unknown' }],
+    );
+    results.shared = {
+      api_processes: 2,
+      workers: 2,
+      campaigns,
+      leads: total,
+      seconds_to_dial_all: seconds,
+      debts_dialed_exactly_once: `${perDebt[0]!.n} of ${perDebt[0]!.debts}`,
+      dials_per_worker_before_kill: dialsBeforeKill,
+      call_events_seen: { api_1: sockets[0]!.ids.size, api_2: sockets[1]!.ids.size, committed: events[0]!.n },
+      goal: 'every lead once, both workers dialed, both sockets see every call.* event, the surviving worker finishes',
+    };
+    log(JSON.stringify(results.shared));
+    for (const s of sockets) s.ws.close();
+  } finally {
+    for (const p of procs.reverse()) await stopProc(p);
+    await sim.stop();
+    await temporal.stop();
+  }
+}
+
+async function dialsOf(metricsPort: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  let sum = 0;
+  for (const line of text.split('\n')) if (line.startsWith('dialer_dials_total')) sum += Number(line.split(' ').at(-1));
+  return sum;
+}
+
+async function main(): Promise<void> {
+  log(`fresh database ${DB_URL}`);
+  await freshDatabase(DB_URL);
+  if (['idle', 'debts', 'decisions', 'restart'].some((p) => phases.has(p))) await productPhases();
+  if (phases.has('shared')) await sharedPhase();
+  results.finished_at = new Date().toISOString();
+  process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
+  process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
+  process.exit(1);
+});
