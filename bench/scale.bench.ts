@@ -63,8 +63,8 @@ function run(entry: string, env: Record<string, string>, detached = false): Proc
     detached,
   });
   let text = '';
-  child.stdout!.on('data', (c: Buffer) => (text = (text + c.toString()).slice(-20_000)));
-  child.stderr!.on('data', (c: Buffer) => (text = (text + c.toString()).slice(-20_000)));
+  child.stdout.on('data', (c: Buffer) => (text = (text + c.toString()).slice(-20_000)));
+  child.stderr.on('data', (c: Buffer) => (text = (text + c.toString()).slice(-20_000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return { child, out: () => text, exited };
 }
@@ -227,7 +227,7 @@ const placedCount = async (tenantId: string, since?: Date) =>
 async function startProduct(dataDir: string): Promise<{ proc: Proc; port: number; workerPids: number[] }> {
   const port = await freePort();
   const proc = run('src/main.ts', { PORT: String(port), METRICS_PORT: String(await freePort()), DATA_DIR: dataDir, API_PROCESSES: '1', WORKER_PROCESSES: '1', LOG_LEVEL: 'info' }, true);
-  await waitFor('npm start banner', async () => /API\s+http:\/\/127\.0\.0\.1:\d+/.test(proc.out()), 180_000);
+  await waitFor('npm start banner', () => Promise.resolve(/API\s+http:\/\/127\.0\.0\.1:\d+/.test(proc.out())), 180_000);
   const pids = /processes\s+\d+ API \(pid ([\d, ]+)\), \d+ workers? \(pid ([\d, ]+)\)/.exec(proc.out());
   return { proc, port, workerPids: pids ? pids[2]!.split(',').map((p) => Number(p.trim())) : [] };
 }
@@ -427,7 +427,7 @@ async function sharedPhase(): Promise<void> {
     for (const p of apiPorts) await waitFor(`API on ${p}`, async () => (await fetch(`http://127.0.0.1:${p}/healthz`)).ok, 120_000);
     const workers = workerMetrics.map((m) => run('workers/main.ts', { ...common, WORKER_METRICS_PORT: String(m) }));
     procs.push(...workers);
-    for (const w of workers) await waitFor('worker running', async () => /worker running/.test(w.out()), 120_000);
+    for (const w of workers) await waitFor('worker running', () => Promise.resolve(/worker running/.test(w.out())), 120_000);
     const tenant = await provision(apiPorts[0]!);
     const sockets = await Promise.all(
       apiPorts.map(async (port) => {
