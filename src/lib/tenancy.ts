@@ -12,7 +12,7 @@ export interface WithTenantOptions {
   isolationLevel?: Prisma.TransactionIsolationLevel;
 }
 
-function assertTenantId(tenantId: string): void {
+export function assertTenantId(tenantId: string): void {
   if (!UUID_RE.test(tenantId)) throw new Error('withTenant: tenant id is not a UUID');
 }
 
