@@ -248,11 +248,15 @@ interface RouteShape {
   middleware?: MiddlewareHandler<AppEnv> | MiddlewareHandler<AppEnv>[];
 }
 
-/** A route whose document says its body is required refuses a request that has none. */
+/**
+ * A route whose document says its body is required refuses a request that sends none: no bytes and
+ * no Content-Type. A typed empty body is a body (an empty CSV upload is valid, empty JSON is not).
+ */
+// After the route's own middleware, so a principal outside the route's scope is still 403 first.
 const requireBody: MiddlewareHandler<AppEnv> = async (c, next) => {
   const length = c.req.header('content-length');
-  const sent = length !== undefined ? Number(length) > 0 : c.req.header('transfer-encoding') !== undefined;
-  if (!sent) throw badRequest('request body is required');
+  const bytes = length !== undefined ? Number(length) > 0 : c.req.header('transfer-encoding') !== undefined;
+  if (!bytes && c.req.header('content-type') === undefined) throw badRequest('request body is required');
   await next();
 };
 
@@ -271,7 +275,7 @@ export function createRouter(): OpenAPIHono<AppEnv> {
       LITERAL_ROUTES.set(route.path, methods);
     }
     const own = route.middleware === undefined ? [] : Array.isArray(route.middleware) ? route.middleware : [route.middleware];
-    const withBodyRule = route.request?.body?.required ? { ...route, middleware: [requireBody, ...own] } : route;
+    const withBodyRule = route.request?.body?.required ? { ...route, middleware: [...own, requireBody] } : route;
     return (register as (...args: unknown[]) => unknown)(withBodyRule, ...rest);
   }) as typeof app.openapi;
   const generate31 = app.getOpenAPI31Document;

@@ -108,4 +108,10 @@ describe('conformance of the published document', () => {
     expect(res.status).toBe(400);
     expect(res.body.error).toEqual({ code: 'bad_request', message: 'request body is required' });
   });
+
+  it('a typed empty CSV upload is a body (zero rows), not a missing one', async () => {
+    const res = await app.request('POST', '/v1/suppressions/import', { token: tenant.apiKey, rawBody: '', headers: { 'content-type': 'text/csv' } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ received: 0, accepted: 0 });
+  });
 });
