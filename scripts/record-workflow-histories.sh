@@ -12,6 +12,7 @@ export TEST_DATABASE_URL="${TEST_DATABASE_URL:-postgresql://postgres@127.0.0.1:5
 RECORDING_TESTS=(
   test/integration/campaign-run.e2e.test.ts
   test/integration/campaign-run.flows.test.ts
+  test/integration/dial-loop.event-driven.test.ts
   test/integration/callback-promise-timers.test.ts
   test/integration/callback-dial.e2e.test.ts
   test/integration/webhook-delivery.test.ts
