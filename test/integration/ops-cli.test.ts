@@ -348,9 +348,10 @@ describe('campaigns reset and replay', () => {
     const human = await cli('campaigns', 'replay', tenant.tenantId, c.id, '--run', runId);
     expect(human.out).toMatch(new RegExp(`^ok: \\d+ events of run ${runId} replay against the current workflow code$`));
 
-    // The tick activity renamed in the recorded history: today's code schedules dialTick instead.
-    const scheduled = saved.events!.find((e) => e.eventType === proto.api.enums.v1.EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)!;
-    scheduled.activityTaskScheduledEventAttributes!.activityType = { name: 'dialTickV0' };
+    // The tick renamed in the recorded history: today's code runs dialTick (a local activity, recorded as a marker).
+    const marker = saved.events!.find((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')!;
+    const payload = marker.markerRecordedEventAttributes!.details!.data!.payloads![0]!;
+    payload.data = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload.data!).toString('utf8')), activity_type: 'dialTickV0' }));
     const error = await replayHistory(saved, campaignRunWorkflowId(tenant.tenantId, c.id), app.config.WORKFLOW_BUNDLE_PATH);
     expect(error).toMatch(/^DeterminismViolationError: /);
 
