@@ -322,6 +322,8 @@ describe('call flows of a campaign run against the switch simulator', () => {
       await withTenant(env.app.deps.db, tenant.tenantId, (tx) =>
         tx.callback.create({ data: { tenantId: tenant.tenantId, debtId: optoutDebt!, contactPhone: optoutPhone, campaignId, scheduledAt: new Date(Date.now() - 60_000) } }),
       );
+      // Written directly, the callback has no timer: the run is woken as its timer would wake it.
+      await env.app.deps.temporal!.workflow.getHandle(campaignRunWorkflowId(tenant.tenantId, campaignId)).signal(wakeSignal);
       const refusal = await waitFor(
         () => withTenant(env.app.deps.db, tenant.tenantId, async (tx) => (await tx.complianceRefusal.findFirst({ where: { debtId: optoutDebt! } })) ?? undefined),
         20_000,

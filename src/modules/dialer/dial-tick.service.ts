@@ -547,9 +547,13 @@ export async function pace(deps: AppDeps, input: TickInput, run: RunCounters): P
   const controller = new AbandonmentController({ minRatio, maxRatio, threshold, initialRatio: minRatio }, { ...input.pacing, recent: [...input.pacing.recent] });
   const last = input.lastCounters;
   controller.record(Math.max(0, run.connected - (last?.connected ?? 0)), Math.max(0, run.abandoned - (last?.abandoned ?? 0)));
-  // Only a predictive run over-dials; every other type dials one line per seat, so its ratio stays put.
-  if (campaign && pacingModeOf(campaign.campaign_type) === 'predictive') controller.adjust();
-  return controller.snapshot;
+  // Only a predictive run over-dials (the other types dial one line per seat), and only while it
+  // dials: a run with nothing placed and nothing in flight has no evidence to move its ratio on.
+  const dialing = run.in_flight > 0 || run.dialed > (last?.dialed ?? 0);
+  if (campaign && pacingModeOf(campaign.campaign_type) === 'predictive' && dialing) controller.adjust();
+  const state = controller.snapshot;
+  // The bounds hold from the first tick on (a PATCH of them applies at once), adjusted or not.
+  return { ...state, ratio: Math.min(maxRatio, Math.max(minRatio, state.ratio)) };
 }
 
 /**
