@@ -60,6 +60,17 @@ const EnvSchema = z.object({
   TTS_ENGINE: z.string().trim().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'a TTS module name such as flite').default('flite'),
   TTS_VOICE: z.string().trim().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'a voice name such as kal').default('kal'),
   PUBLIC_BASE_URL: optionalString,
+  // Speech for live AI calls (docs/speech.md): the offline engines (PocketSphinx, eSpeak NG) installed
+  // into TOOLS_DIR, or a hosted provider reached through the egress check with SPEECH_API_KEY.
+  SPEECH_PROVIDER: z.preprocess(blankAsUnset, z.enum(['offline', 'deepgram', 'google']).default('offline')),
+  SPEECH_API_KEY: optionalString,
+  // The hosted provider's base URL when not its public one (a regional endpoint, a test server).
+  SPEECH_BASE_URL: optionalString,
+  // Silence after speech that ends an utterance: shorter answers sooner, longer cuts fewer pauses.
+  SPEECH_EOU_SILENCE_MS: z.preprocess(blankAsUnset, z.coerce.number().int().min(100).max(5000).default(500)),
+  // Speech that lasts this long while the AI is talking stops its turn (barge-in).
+  SPEECH_BARGE_IN_MS: z.preprocess(blankAsUnset, z.coerce.number().int().min(20).max(2000).default(200)),
+  SPEECH_TTS_WORDS_PER_MINUTE: z.preprocess(blankAsUnset, z.coerce.number().int().min(80).max(400).default(160)),
   EGRESS_ALLOWLIST: z.string().default(''),
   SMTP_URL: optionalString,
   MAIL_FROM: z.string().default('no-reply@dialer.invalid'),
