@@ -17,7 +17,9 @@ import { recordCallConversation } from '../compliance/conversation.repository';
 import { bridgedAgentLeg } from '../call-control/call-control.switch';
 import { endCallsOfAgents, type WrapUp } from '../agent-wrap-up/wrap-up.repository';
 import { startWrapUpTimers } from '../agent-wrap-up/wrap-up.service';
-import { dialableSeatSql, releaseSeatsOfEndedCalls } from '../agents/agent.repository';
+import { releaseSeatsOfEndedCalls } from '../agents/agent.repository';
+import { leavingAgentsAt } from '../planned-shifts/planned-staffing.service';
+import { claimSeatForCall } from './seat-claim.repository';
 
 /** An answered consumer with no agent on the line after this long is abandoned (47 CFR 64.1200(a)(7): two seconds). */
 export const ABANDON_AFTER_MS = 2000;
@@ -98,11 +100,11 @@ export async function markAnswered(deps: AppDeps, ref: CallRef, answeredAt: stri
 }
 
 /**
- * Takes a dialable agent for a call (dialableSeatSql: available and reachable; a seat a
- * human-initiated dial reserved only for the call it reserved it for). The agent is tied to the call
- * from the claim on (not only once bridged), so whatever releases it later (the session's end, the
- * reaper) can tell whether it still holds this call or has since taken another. `presence` is
- * `ringing` while its leg is being rung (connectAgent), `on_call` for a leg bridged at once.
+ * Takes a dialable agent for a call (seat-claim.repository.ts), any seat before one whose planned
+ * shift ends within the horizon pacing leaves it out by. The agent is tied to the call from the
+ * claim on (not only once bridged), so whatever releases it later (the session's end, the reaper)
+ * can tell whether it still holds this call or has since taken another. `presence` is `ringing`
+ * while its leg is being rung (connectAgent), `on_call` for a leg bridged at once.
  */
 export async function claimAgent(
   deps: AppDeps,
@@ -112,18 +114,11 @@ export async function claimAgent(
   skip: string[],
   presence: 'on_call' | 'ringing' = 'on_call',
 ): Promise<{ id: string; sip_extension: string } | null> {
-  const [row] = await withTenantSql(deps.db, tenantId, (sql) =>
-    sql.query<{ id: string; sip_extension: string }>(
-      `UPDATE agents SET presence = $4, active_call_attempt_id = $3::uuid, reserved_call_attempt_id = NULL, reserved_until = NULL, updated_at = now()
-        WHERE id = (SELECT a.id FROM agents a
-                     WHERE ${dialableSeatSql('a', '$3::uuid')}
-                       AND ($1::uuid IS NULL OR a.id = $1::uuid) AND NOT (a.id = ANY ($2::uuid[]))
-                     ORDER BY a.updated_at, a.id LIMIT 1 FOR UPDATE SKIP LOCKED)
-        RETURNING id, sip_extension`,
-      [only, skip, callAttemptId, presence],
-    ),
-  );
-  return row ?? null;
+  return withTenantSql(deps.db, tenantId, async (sql) => {
+    // A named agent is the only choice: the plan cannot reorder a list of one.
+    const leaving = only === null ? await leavingAgentsAt(sql, new Date()) : [];
+    return claimSeatForCall(sql, { callAttemptId, only, skip, presence, leaving });
+  });
 }
 
 /**

@@ -118,6 +118,27 @@ function spansOf(shifts: Array<{ startsAt: number; endsAt: number }>): Array<{ s
   return spans;
 }
 
+/** A stretch of work on now that ends before a line dialed now would be done with its seat. */
+function endsWithinHorizon(current: { endsAt: number } | undefined, now: number, horizons: StaffingHorizons): boolean {
+  return current !== undefined && current.endsAt < now + horizons.leadMs + horizons.handleMs;
+}
+
+/**
+ * The agents on shift at `now` whose stretch of work ends within the horizon, present or not:
+ * the seats plannedStaffing counts as leaving when dialable, which a call's agent is chosen
+ * after the others (seat-claim.repository.ts).
+ */
+export function leavingAgentIds(now: number, horizons: StaffingHorizons, shifts: ShiftSeat[]): string[] {
+  const byAgent = new Map<string, ShiftSeat[]>();
+  for (const s of shifts) byAgent.set(s.agentId, [...(byAgent.get(s.agentId) ?? []), s]);
+  const ids: string[] = [];
+  for (const [agentId, rows] of byAgent) {
+    const current = spansOf(rows).find((s) => s.startsAt <= now && now < s.endsAt);
+    if (endsWithinHorizon(current, now, horizons)) ids.push(agentId);
+  }
+  return ids;
+}
+
 /**
  * Reads the plan at `now`. A line dialed now is answered about `leadMs` later and holds its seat
  * for `handleMs` after that:
@@ -137,7 +158,7 @@ export function plannedStaffing(now: number, horizons: StaffingHorizons, shifts:
     const spans = spansOf(rows);
     const current = spans.find((s) => s.startsAt <= now && now < s.endsAt);
     if (dialable) {
-      if (current && current.endsAt < now + horizons.leadMs + horizons.handleMs) leaving += 1;
+      if (endsWithinHorizon(current, now, horizons)) leaving += 1;
     } else if (!engaged && !current && spans.some((s) => s.startsAt > now && s.startsAt <= now + horizons.leadMs)) {
       arriving += 1;
     }

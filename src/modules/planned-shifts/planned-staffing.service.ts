@@ -1,6 +1,7 @@
 import type { SqlTx } from '../../lib/tenancy';
 import { handleSample } from '../dialer/capacity.repository';
 import {
+  leavingAgentIds,
   MAX_HANDLE_MS,
   MAX_LEAD_MS,
   nextPlannedGainAt as nextPlannedGain,
@@ -31,4 +32,15 @@ export async function nextPlannedGainAt(sql: SqlTx, now: Date): Promise<Date | n
   if (shifts.length === 0) return null;
   const at = nextPlannedGain(now.getTime(), staffingHorizons(await handleSample(sql, now)), shifts);
   return at === null ? null : new Date(at);
+}
+
+/**
+ * The agents whose stretch of work on shift ends before a call taken at `now` would be done with
+ * them, by the horizons the tick paces with (pacing.ts, leavingAgentIds): an answered call goes
+ * to any other seat first. Empty, after one index probe, for a tenant with no shift near now.
+ */
+export async function leavingAgentsAt(sql: SqlTx, now: Date): Promise<string[]> {
+  const shifts = await shiftSeats(sql, now, new Date(now.getTime() + MAX_LEAD_MS + MAX_HANDLE_MS));
+  if (shifts.length === 0) return [];
+  return leavingAgentIds(now.getTime(), staffingHorizons(await handleSample(sql, now)), shifts);
 }
