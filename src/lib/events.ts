@@ -1,19 +1,15 @@
 import type { SqlTx } from './tenancy';
 
-/**
- * The v1 event catalog: SPEC "Events" closes it at six names; `billing.threshold_crossed` (issue 19)
- * is this service's one addition, so a spend alert reaches the tenant's systems like any other fact.
- */
-export const EVENT_CATALOG = [
-  'call.ended',
-  'call.answered',
-  'promise.recorded',
-  'sms.received',
-  'sms.optout',
-  'recording.available',
-  'billing.threshold_crossed',
-] as const;
+/** The v1 event catalog (SPEC "Events"): closed, six names. */
+export const EVENT_CATALOG = ['call.ended', 'call.answered', 'promise.recorded', 'sms.received', 'sms.optout', 'recording.available'] as const;
 export type EventName = (typeof EVENT_CATALOG)[number];
+
+/**
+ * Live-floor event names beyond the catalog (SPEC leaves the floor's other names open): they reach
+ * the tenant's sockets only, never a webhook endpoint, so the closed catalog stays six names.
+ */
+export const LIVE_ONLY_EVENTS = ['billing.threshold_crossed'] as const;
+export type LiveOnlyEventName = (typeof LIVE_ONLY_EVENTS)[number];
 
 /** PostgreSQL channels: the dispatcher wakes on the first, every API process fans the second out to its sockets. */
 export const OUTBOX_CHANNEL = 'webhook_outbox';
@@ -59,10 +55,27 @@ export async function emitEvent(sql: SqlTx, tenantId: string, e: DomainEvent): P
   );
   if (inserted.length) await sql.query(`SELECT pg_notify($1, '')`, [OUTBOX_CHANNEL]);
   const liveData = e.liveData === undefined ? e.data : e.liveData;
-  const live = JSON.stringify({ tenant_id: tenantId, event: e.event, event_id: e.eventId, occurred_at: e.occurredAt.toISOString(), data: liveData });
-  const payload =
-    Buffer.byteLength(live) <= LIVE_PAYLOAD_MAX
-      ? live
-      : JSON.stringify({ tenant_id: tenantId, event: e.event, event_id: e.eventId, occurred_at: e.occurredAt.toISOString(), data: null });
-  await sql.query(`SELECT pg_notify($1, $2)`, [LIVE_CHANNEL, payload]);
+  await notifyLive(sql, tenantId, e.event, e.eventId, e.occurredAt, liveData);
+}
+
+export interface LiveOnlyEvent {
+  event: LiveOnlyEventName;
+  eventId: string;
+  occurredAt: Date;
+  data: unknown;
+}
+
+/**
+ * Announces a fact on the live floor only, inside the transaction that persisted it (delivered at
+ * commit, so a rolled-back fact announces nothing). No webhook outbox row: the name is not in the
+ * catalog endpoints subscribe to.
+ */
+export async function emitLiveEvent(sql: SqlTx, tenantId: string, e: LiveOnlyEvent): Promise<void> {
+  await notifyLive(sql, tenantId, e.event, e.eventId, e.occurredAt, e.data);
+}
+
+async function notifyLive(sql: SqlTx, tenantId: string, event: string, eventId: string, occurredAt: Date, data: unknown): Promise<void> {
+  const frame = (d: unknown) => JSON.stringify({ tenant_id: tenantId, event, event_id: eventId, occurred_at: occurredAt.toISOString(), data: d });
+  const live = frame(data);
+  await sql.query(`SELECT pg_notify($1, $2)`, [LIVE_CHANNEL, Buffer.byteLength(live) <= LIVE_PAYLOAD_MAX ? live : frame(null)]);
 }

@@ -1,6 +1,6 @@
 import type { AppDeps } from '../../deps';
 import { AppError, badRequest, notFound, unprocessable } from '../../lib/errors';
-import { emitEvent } from '../../lib/events';
+import { emitLiveEvent } from '../../lib/events';
 import { withTenantSql, type SqlTx } from '../../lib/tenancy';
 import { transitionCampaign } from '../campaigns/campaign-lifecycle.service';
 import { csvLine } from '../compliance-reports/artifact';
@@ -148,7 +148,7 @@ export async function getAlerts(deps: AppDeps, tenantId: string) {
  * threshold) key that records a crossing once also announces it once.
  */
 async function announceCrossing(sql: SqlTx, tenantId: string, alert: AlertRow): Promise<void> {
-  await emitEvent(sql, tenantId, {
+  await emitLiveEvent(sql, tenantId, {
     event: 'billing.threshold_crossed',
     eventId: alert.id,
     occurredAt: alert.crossed_at,
