@@ -3,7 +3,7 @@ import { authMetrics } from './auth-metrics';
 import type { CryptoBox } from './crypto-box';
 import type { Database } from './db';
 import type { Logger } from './logger';
-import { withTenant, type Tx } from './tenancy';
+import { withTenant, type SqlTx, type Tx } from './tenancy';
 
 export interface Mail {
   to: string;
@@ -21,6 +21,8 @@ export interface Mailer {
    * rolled-back transaction never sent anything and a slow SMTP server never holds a transaction open.
    */
   enqueue(tx: Tx, tenantId: string, mail: Mail): Promise<string>;
+  /** The same, inside a plain-SQL tenant transaction (withTenantSql). */
+  enqueueSql(sql: SqlTx, tenantId: string, mail: Mail): Promise<string>;
   /** Hands one message to SMTP; throws when SMTP is not configured or refuses it. */
   transmit(message: { to: string; subject: string; text: string }): Promise<void>;
 }
@@ -35,6 +37,13 @@ export function createMailer(opts: { smtpUrl?: string; from: string; box: Crypto
         select: { id: true },
       });
       return row.id;
+    },
+    async enqueueSql(sql, tenantId, mail) {
+      const [row] = await sql.query<{ id: string }>(
+        'INSERT INTO mail_outbox (tenant_id, to_address, subject, body_ciphertext, kind) VALUES ($1, $2, $3, $4, $5) RETURNING id',
+        [tenantId, mail.to, mail.subject, opts.box.encrypt(mail.text), mail.kind],
+      );
+      return row!.id;
     },
     async transmit(message) {
       if (!transport) throw new Error('SMTP_URL is not set');
