@@ -18,5 +18,6 @@ export { aiAgentLifecycleWorkflow } from './ai-agent.workflow';
 export { aiCallWorkflow } from './ai-call.workflow';
 export { billingEnforcementWorkflow } from './billing-enforcement.workflow';
 export { passwordResetWorkflow } from './password-reset.workflow';
+export { mailDeliveryWorkflow } from './mail-delivery.workflow';
 export { rateLimitPruneWorkflow } from './rate-limit-prune.workflow';
 export { inboundCallWorkflow } from './inbound-call.workflow';
