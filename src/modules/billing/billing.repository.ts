@@ -197,6 +197,23 @@ export async function listAlerts(sql: SqlTx, periodKey: string) {
   );
 }
 
+/** Who a spend alert is mailed to: the tenant's active account_admin users. */
+export async function accountAdminEmails(sql: SqlTx): Promise<string[]> {
+  const rows = await sql.query<{ email: string }>(
+    `SELECT email FROM users WHERE tenant_id = app_tenant_id() AND role = 'account_admin' AND status = 'active' ORDER BY created_at, id`,
+  );
+  return rows.map((r) => r.email);
+}
+
+/** Alert mail of `kind` queued since `since` and not yet sent (mail_outbox_tenant_idx). */
+export async function unsentMailIds(sql: SqlTx, kind: string, since: Date): Promise<string[]> {
+  const rows = await sql.query<{ id: string }>(
+    'SELECT id::text FROM mail_outbox WHERE tenant_id = app_tenant_id() AND created_at >= $1 AND kind = $2 AND sent_at IS NULL ORDER BY created_at, id',
+    [since, kind],
+  );
+  return rows.map((r) => r.id);
+}
+
 export async function campaignIdsIn(sql: SqlTx, state: string): Promise<string[]> {
   return (await sql.query<{ id: string }>('SELECT id::text FROM campaigns WHERE tenant_id = app_tenant_id() AND state = $1 ORDER BY created_at, id', [state])).map((r) => r.id);
 }

@@ -4,7 +4,7 @@ import { requireManagement } from '../../lib/auth';
 import { createRouter, errorResponses, jsonContent, z } from '../../lib/openapi';
 import { acceptsOver, ARTIFACT_HASH_HEADER, sha256Hex } from '../compliance-reports/artifact';
 import { PRICES } from './billing.rules';
-import { BillingAccountSchema, BillingAlertsSchema, BillingThresholdCrossedEvent, InvoiceQuery, InvoiceSchema, SummaryQuery, SummarySchema } from './billing.schemas';
+import { BillingAccountSchema, BillingAlertsSchema, InvoiceQuery, InvoiceSchema, SummaryQuery, SummarySchema } from './billing.schemas';
 import { billingInvoice, billingSummary, getAccount, getAlerts, SUMMARY_CSV_COLUMNS, summaryCsv } from './billing.service';
 
 const security = [{ bearer: [] }];
@@ -67,29 +67,19 @@ here (the operator sets them). ${SCOPE}`,
       description: `Each alert threshold is recorded once per (tenant, period, threshold) when the period spend first reaches it, with the
 scheme, enforcement mode, spend and limit of that moment; newest first. \`period_key\` equals \`cap.period_key\` of the account; with
 billing off or no cap it is null and the list empty. Spend is judged by the periodic billing pass (BILLING_ENFORCEMENT_INTERVAL_MS)
-and after every operator plan write; each crossing is announced once, in the transaction that records it, as the
-\`billing.threshold_crossed\` event (webhook endpoints subscribed to it, and tenant-lane live-floor sockets). ${SCOPE}`,
+and after every operator plan write. Each crossing is announced once, in the transaction that records it (a retried pass or a
+concurrent evaluation announces nothing more):
+- on the live floor (\`GET /v1/ws\`, tenant lane only): a frame \`{"event": "billing.threshold_crossed", "event_id", "occurred_at",
+  "data"}\` where \`event_id\` is the alert's id, \`occurred_at\` its \`crossed_at\`, and \`data\` the alert as listed here plus its
+  \`period_key\`;
+- by email to each active \`account_admin\` user of the tenant: the threshold, the spend and the cap then, the period and the time of the
+  crossing. It is queued with the crossing and delivered after commit through SMTP (deployment setting SMTP_URL), refusals retried
+  for about four hours; without SMTP it stays queued for the operator.
+It is not an outbound webhook event: that catalog is SPEC's closed six names, and \`POST /v1/webhooks\` refuses this one. ${SCOPE}`,
       responses: { 200: jsonContent(BillingAlertsSchema, 'Recorded crossings'), ...errorResponses(401, 403) },
     }),
     async (c) => c.json(await getAlerts(deps, c.get('principal').tenantId), 200),
   );
-
-  app.openAPIRegistry.registerWebhook({
-    method: 'post',
-    path: 'billing.threshold_crossed',
-    operationId: 'billingThresholdCrossedWebhook',
-    tags,
-    security: [],
-    summary: 'Event: the period spend reached an alert threshold',
-    description: `POSTed to every enabled endpoint subscribed to \`billing.threshold_crossed\` (\`POST /v1/webhooks\`), signed like every
-delivery (\`X-DD-Event\`, \`X-DD-Delivery-Id\`, \`X-DD-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">\`; docs/webhooks.md).
-Sent once per (tenant, period, threshold): the event is written in the transaction that records the crossing, so a retried
-billing pass or a concurrent evaluation announces nothing more; \`event_id\` is the alert's id. The same frame (without the
-signature) reaches the tenant lane of the live floor (\`GET /v1/ws\`). Any 2xx acknowledges it; other answers are retried on the
-delivery ladder.`,
-    request: { body: { content: { 'application/json': { schema: BillingThresholdCrossedEvent } } } },
-    responses: { 200: { description: 'Any 2xx acknowledges the delivery' } },
-  });
 
   app.openapi(
     createRoute({

@@ -58,19 +58,6 @@ export const BillingAlertsSchema = z
   })
   .openapi('BillingAlerts');
 
-/** The envelope of the billing.threshold_crossed webhook (and live-floor frame): src/lib/events.ts. */
-export const BillingThresholdCrossedEvent = z
-  .object({
-    event: z.literal('billing.threshold_crossed'),
-    event_id: z.string().uuid().openapi({ description: 'The alert row id: one event per (tenant, period, threshold), unchanged on redelivery' }),
-    occurred_at: z.string().openapi({ format: 'date-time', description: 'The crossing time (= data.crossed_at)' }),
-    tenant_id: z.string().uuid(),
-    data: z
-      .object({ period_key: z.string().openapi({ example: '2026-11', description: 'The UTC calendar month of the cap, YYYY-MM' }), ...alertFields })
-      .openapi('BillingThresholdCrossed', { description: 'The alert as GET /v1/billing/alerts lists it, with its period_key' }),
-  })
-  .openapi('BillingThresholdCrossedEvent');
-
 export const LineItemSchema = z
   .object({
     kind: z.enum(LINE_KINDS),

@@ -1,10 +1,13 @@
 import type { AppDeps } from '../../deps';
 import { AppError, badRequest, notFound, unprocessable } from '../../lib/errors';
 import { emitLiveEvent } from '../../lib/events';
+import { handOffQueuedMail } from '../../lib/mail-delivery';
 import { withTenantSql, type SqlTx } from '../../lib/tenancy';
 import { transitionCampaign } from '../campaigns/campaign-lifecycle.service';
 import { csvLine } from '../compliance-reports/artifact';
+import { ALERT_MAIL_KIND, alertMail } from './billing-alert-mail';
 import {
+  accountAdminEmails,
   campaignIdsIn,
   ledgerSums,
   listAlerts,
@@ -14,6 +17,7 @@ import {
   recordCrossings,
   setBlocked,
   tenantFacts,
+  unsentMailIds,
   type AccountRow,
   type AlertRow,
   type MeteredUsage,
@@ -142,18 +146,22 @@ export async function getAlerts(deps: AppDeps, tenantId: string) {
 }
 
 /**
- * Announces a crossing in the transaction that recorded it (webhooks subscribed to
- * billing.threshold_crossed and the tenant lane of the live floor). The data is the alert as its GET
- * lists it plus the period it belongs to; the event id is the alert row's, so the (tenant, period,
- * threshold) key that records a crossing once also announces it once.
+ * Announces a crossing in the transaction that recorded it: a `billing.threshold_crossed` frame on
+ * the tenant's live floor (not a webhook: SPEC closes that catalog at six names) and a mail to each
+ * active account admin, queued in mail_outbox. The frame's data is the alert as its GET lists it
+ * plus its period; its event id is the alert row's. Only a row this transaction inserted is
+ * announced, so the (tenant, period, threshold) key that records a crossing once announces it once.
  */
-async function announceCrossing(sql: SqlTx, tenantId: string, alert: AlertRow): Promise<void> {
+async function announceCrossing(deps: AppDeps, sql: SqlTx, tenantId: string, alert: AlertRow, admins: string[]): Promise<string[]> {
   await emitLiveEvent(sql, tenantId, {
     event: 'billing.threshold_crossed',
     eventId: alert.id,
     occurredAt: alert.crossed_at,
     data: { period_key: alert.period_key, ...alertView(alert) },
   });
+  const queued: string[] = [];
+  for (const to of admins) queued.push(await deps.mailer.enqueueSql(sql, tenantId, alertMail(to, alert)));
+  return queued;
 }
 
 export interface Evaluation {
@@ -168,8 +176,8 @@ const SYSTEM = { type: 'system' as const, id: 'billing' };
 /**
  * The enforcement step, to run after spend is recorded, after funds or settings change and at the
  * period rollover. Under the account lock it records the thresholds the period spend has reached
- * (each once per period, announced as billing.threshold_crossed in the same transaction), then sets
- * or clears the block. Campaigns move after commit through the
+ * (each once per period, announced in the same transaction: announceCrossing), then sets or clears
+ * the block. The alert mail is handed to its delivery workflow after commit. Campaigns move after commit through the
  * lifecycle service, as an API pause or resume would: running ones to suspended_balance while
  * blocked, suspended_balance ones back to running once not blocked (they were running when
  * suspended; paused campaigns are never touched).
@@ -182,6 +190,7 @@ export async function evaluateBilling(deps: AppDeps, tenantId: string): Promise<
     const now = new Date();
     let reason: BlockReason | null = null;
     let crossed: number[] = [];
+    const queued: string[] = [];
     if (enabled(account)) {
       const pos = await positionOf(sql, account, now);
       reason = pos.reason;
@@ -192,17 +201,23 @@ export async function evaluateBilling(deps: AppDeps, tenantId: string): Promise<
           spent_usd: usd(pos.spent),
           limit_usd: usd(pos.cap),
         });
-        for (const alert of recorded) await announceCrossing(sql, tenantId, alert);
+        const admins = recorded.length ? await accountAdminEmails(sql) : [];
+        for (const alert of recorded) queued.push(...(await announceCrossing(deps, sql, tenantId, alert, admins)));
         crossed = recorded.map((a) => a.threshold_pct);
       }
     }
+    // With SMTP configured, alert mail of the period that is still unsent is handed off again: its
+    // hand-off may have been lost (a crash or a Temporal outage right after its commit), and a mail
+    // already handed off starts nothing new. Without SMTP a delivery only keeps the mail, once.
+    const mail = deps.mailer.smtp ? [...new Set([...queued, ...(await unsentMailIds(sql, ALERT_MAIL_KIND, monthOf(now).from))])] : queued;
     if (account && account.blocked_reason !== reason) {
       await setBlocked(sql, reason);
       if ((account.blocked_reason === null) !== (reason === null)) await movePlanStatus(sql, reason !== null);
     }
     const toMove = await campaignIdsIn(sql, reason ? 'running' : 'suspended_balance');
-    return { reason, crossed, toMove };
+    return { reason, crossed, toMove, mail };
   });
+  await handOffQueuedMail(deps, decided.mail.map((outboxId) => ({ tenantId, outboxId })));
 
   const moved: string[] = [];
   for (const id of decided.toMove) {

@@ -90,7 +90,8 @@ exhausted; hard_block also refuses new one-off dials and sends while blocked. ${
       summary: 'Set a tenant’s spend-alert thresholds',
       description: `Body \`{thresholds}\`: distinct integer percentages of the cap from 1 to 100, at most 10 (an empty list records no
 alerts). Crossings already recorded for the period stay; a threshold the period spend has already reached is recorded at once and
-announced to the tenant as \`billing.threshold_crossed\` (its webhooks and live floor), like a crossing the billing pass finds. ${COMMON}`,
+announced to the tenant like a crossing the billing pass finds: a \`billing.threshold_crossed\` frame on its live floor and an email to
+its active account admins (\`GET /v1/billing/alerts\` describes both; it is not a webhook event). ${COMMON}`,
       request: { params: IdParam, body: jsonBody(AdminThresholdsBody) },
       responses: { 200: jsonContent(AdminAccountEnvelope, 'The account'), ...errorResponses(400, 401, 404, 413, 415, 422, 429) },
     }),
