@@ -1,24 +1,27 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import WebSocket from 'ws';
+import { EVENT_CATALOG } from '../../src/lib/events';
 import { withTenant } from '../../src/lib/tenancy';
 import { enforceBillingForAll } from '../../src/modules/billing/billing-enforcement.service';
 import { evaluateBilling } from '../../src/modules/billing/billing.service';
-import { verifySignature } from '../../src/modules/webhooks/webhook-signature';
 import { billingEnforcementWorkflowId } from '../../workflows/billing-enforcement.workflow';
 import { daytimePrefix, runWorker, waitFor, type RunningWorker } from '../helpers/dial-loop';
-import { ADMIN_TOKEN, provisionTenant, startTestApp, type HttpResult, type ProvisionedTenant, type TestApp } from '../helpers/harness';
+import { startFakeSmtp, type FakeSmtp, type ReceivedMail } from '../helpers/fake-smtp';
+import { ADMIN_TOKEN, provisionTenant, startTestApp, STRONG_PASSWORD, uniqueEmail, type HttpResult, type ProvisionedTenant, type TestApp } from '../helpers/harness';
 import { privateDatabase, type PrivateDatabase } from '../helpers/private-database';
+import { recordWorkflowHistories } from '../helpers/workflow-histories';
 
 jest.setTimeout(120_000);
 
 /**
  * Spend alerts announced: SMS sent through the API are metered at their segment price, the worker's
  * periodic billing pass (or an operator's plan write) records the threshold the spend reached, and
- * the crossing reaches a loopback webhook receiver, signed, through the real dispatcher, and the
- * tenant lane of the live floor. The outbox and the billing pass are both cross-tenant loops, so
- * this file runs on a database of its own.
+ * the crossing reaches the tenant lane of the live floor and, through mail_outbox and the
+ * mail-delivery workflow, the inbox of the tenant's account admin (a loopback SMTP receiver behind
+ * a relay that can refuse). It is not a webhook event: SPEC closes that catalog at six names. The
+ * billing pass is a cross-tenant loop, so this file runs on a database of its own.
  */
 const ZONES: Record<string, string> = {
   '+1303555': 'America/Denver',
@@ -28,34 +31,48 @@ const ZONES: Record<string, string> = {
   '+1404555': 'America/New_York',
 };
 const EVENT = 'billing.threshold_crossed';
-
-interface Received {
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: Buffer;
-}
+const MAIL_KIND = 'billing_threshold';
 
 const taskQueue = `billing-alerts-${randomUUID()}`;
 let database: PrivateDatabase | undefined;
 let receiver: http.Server;
 let origin: string;
+let smtp: FakeSmtp;
+/** Between the product and the SMTP receiver: while `smtpDown`, every connection is dropped at once (a refused send). */
+let relay: net.Server;
+let smtpDown = false;
+let refusedConnections = 0;
 let app: TestApp;
 let worker: RunningWorker;
-const received: Received[] = [];
+const received: Array<{ path: string }> = [];
 
 beforeAll(async () => {
   database = await privateDatabase('billing_alerts');
   receiver = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
+    received.push({ path: req.url ?? '/' });
+    req.resume();
     req.on('end', () => {
-      received.push({ path: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks) });
       res.writeHead(204);
       res.end();
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   origin = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  smtp = await startFakeSmtp();
+  const smtpPort = Number(new URL(smtp.url).port);
+  relay = net.createServer((client) => {
+    if (smtpDown) {
+      refusedConnections += 1;
+      client.destroy();
+      return;
+    }
+    const upstream = net.connect(smtpPort, '127.0.0.1');
+    client.pipe(upstream).pipe(client);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+    client.on('close', () => upstream.destroy());
+  });
+  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
   app = await startTestApp({
     DATABASE_URL: database.url,
     EGRESS_ALLOWLIST: origin,
@@ -63,6 +80,7 @@ beforeAll(async () => {
     WEBHOOK_RETRY_SCALE: '0.00001',
     BILLING_ENFORCEMENT_INTERVAL_MS: '300',
     SMS_PROVIDER_ADAPTER: 'mock',
+    SMTP_URL: `smtp://127.0.0.1:${(relay.address() as AddressInfo).port}`,
   });
   worker = await runWorker(app, taskQueue);
 });
@@ -76,7 +94,10 @@ afterAll(async () => {
   await app?.close();
   receiver?.closeAllConnections();
   await new Promise((resolve) => receiver?.close(resolve));
+  await new Promise((resolve) => relay?.close(resolve));
+  await smtp?.close();
   await database?.drop();
+  await recordWorkflowHistories('billing-alerts', [taskQueue], { mailDeliveryWorkflow: 2 });
 });
 
 function expectError(res: HttpResult, status: number, code: string, messagePart?: RegExp) {
@@ -87,10 +108,12 @@ function expectError(res: HttpResult, status: number, code: string, messagePart?
 const admin = (tenantId: string, suffix: string, body: unknown) =>
   app.request(suffix === '/credits' ? 'POST' : 'PUT', `/v1/admin/tenants/${tenantId}/plan${suffix}`, { token: ADMIN_TOKEN, body });
 
-async function endpoint(t: ProvisionedTenant, path: string, events: string[]): Promise<{ id: string; secret: string }> {
-  const res = await app.request('POST', '/v1/webhooks', { token: t.apiKey, body: { url: `${origin}${path}`, events } });
-  expect(res.status).toBe(201);
-  return { id: res.body.webhook.id, secret: res.body.secret };
+/** A dashboard user created through the API: a tenant's first is its account_admin, later ones members. */
+async function createUser(t: ProvisionedTenant, role: 'account_admin' | 'member'): Promise<{ id: string; email: string }> {
+  const email = uniqueEmail('billing');
+  const res = await app.request('POST', '/v1/users', { token: t.apiKey, body: { email, name: 'Billing', password: STRONG_PASSWORD } });
+  expect({ status: res.status, role: res.body?.user?.role }).toEqual({ status: 201, role });
+  return { id: res.body.user.id, email };
 }
 
 let serial = 0;
@@ -108,17 +131,29 @@ async function sendOneSegment(t: ProvisionedTenant): Promise<void> {
   expect({ status: res.status, segments: res.body?.sms_message?.segments }).toEqual({ status: 202, segments: 1 });
 }
 
-/** The parsed billing deliveries the receiver got at `path`, each with its raw body and headers. */
-const deliveriesAt = (path: string) =>
-  received.filter((r) => r.path === path).map((r) => ({ ...r, envelope: JSON.parse(r.body.toString('utf8')) as { event: string; event_id: string; tenant_id: string; occurred_at: string; data: any } }));
-
-async function deliveryFor(path: string, thresholdPct: number) {
-  return waitFor(() => Promise.resolve(deliveriesAt(path).find((d) => d.envelope.data.threshold_pct === thresholdPct)), 30_000, `the ${thresholdPct} % delivery at ${path}`);
+/** The text of a message as nodemailer wrote it (quoted-printable undone). */
+function bodyOf(mail: ReceivedMail): string {
+  const body = mail.data.slice(mail.data.indexOf('\r\n\r\n') + 4);
+  return body.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 }
+
+const mailsTo = (email: string) => smtp.received.filter((m) => m.to.includes(email));
+
+async function mailFor(email: string, thresholdPct: number): Promise<ReceivedMail> {
+  return waitFor(
+    () => Promise.resolve(mailsTo(email).find((m) => bodyOf(m).includes(`Threshold: ${thresholdPct} %`))),
+    30_000,
+    `the ${thresholdPct} % alert mail`,
+  );
+}
+
+const alertMail = (t: ProvisionedTenant) =>
+  withTenant(app.deps.db, t.tenantId, (tx) => tx.mailOutbox.findMany({ where: { kind: MAIL_KIND }, orderBy: { createdAt: 'asc' } }));
 
 interface Frame {
   event: string;
   event_id?: string;
+  occurred_at?: string;
   data?: any;
 }
 
@@ -135,15 +170,25 @@ async function tenantSocket(t: ProvisionedTenant): Promise<{ frames: Frame[]; cl
   return { frames, close: () => ws.close() };
 }
 
+const alertFrames = (socket: { frames: Frame[] }) => socket.frames.filter((f) => f.event === EVENT);
+
+async function frameFor(socket: { frames: Frame[] }, thresholdPct: number): Promise<Frame> {
+  return waitFor(() => Promise.resolve(alertFrames(socket).find((f) => f.data?.threshold_pct === thresholdPct)), 30_000, `the ${thresholdPct} % live frame`);
+}
+
 describe('billing.threshold_crossed', () => {
-  it('metered spend crossing a threshold is announced once per threshold: signed webhook, live floor, same facts as GET /v1/billing/alerts', async () => {
+  it('metered spend crossing a threshold reaches the live floor and the account admin once per threshold; no webhook, no member, no other tenant', async () => {
     const t = await provisionTenant(app);
+    const accountAdmin = await createUser(t, 'account_admin');
+    const member = await createUser(t, 'member');
     const other = await provisionTenant(app);
-    const hook = await endpoint(t, '/billing', [EVENT]);
-    const unsubscribed = await endpoint(t, '/calls-only', ['call.ended']);
-    const otherHook = await endpoint(other, '/other-tenant', [EVENT]);
+    const otherAdmin = await createUser(other, 'account_admin');
+    const hook = await app.request('POST', '/v1/webhooks', { token: t.apiKey, body: { url: `${origin}/every-event`, events: [...EVENT_CATALOG] } });
+    expect(hook.status).toBe(201);
     expect((await admin(other.tenantId, '', { scheme: 'postpaid', cap_usd: '0.0100' })).status).toBe(200);
+    expect((await admin(other.tenantId, '/alert-thresholds', { thresholds: [50] })).status).toBe(200);
     const socket = await tenantSocket(t);
+    const otherSocket = await tenantSocket(other);
 
     // A cap of one cent: one segment (0.0079) is 79 %, two are 158 %.
     expect((await admin(t.tenantId, '', { scheme: 'postpaid', cap_usd: '0.0100' })).status).toBe(200);
@@ -153,73 +198,117 @@ describe('billing.threshold_crossed', () => {
 
     // Trigger 1: the worker's periodic pass notices the metered SMS; no request touches billing.
     await sendOneSegment(t);
-    const fifty = await deliveryFor('/billing', 50);
-    expect(fifty.headers['x-dd-event']).toBe(EVENT);
-    expect(verifySignature(fifty.headers['x-dd-signature'] as string, fifty.body, [hook.secret])).toBe('ok');
-    expect(verifySignature(fifty.headers['x-dd-signature'] as string, fifty.body, [otherHook.secret])).toBe('mismatch');
-    expect(fifty.envelope).toEqual({
+    const fifty = await frameFor(socket, 50);
+    expect(fifty).toEqual({
       event: EVENT,
       event_id: expect.any(String),
-      occurred_at: fifty.envelope.data.crossed_at,
-      tenant_id: t.tenantId,
+      occurred_at: fifty.data.crossed_at,
       data: { period_key: periodKey, threshold_pct: 50, scheme: 'postpaid', enforcement_mode: 'graduated', spent_usd: '0.0079', limit_usd: '0.0100', crossed_at: expect.any(String) },
     });
+    const fiftyMail = await mailFor(accountAdmin.email, 50);
+    expect(fiftyMail.data).toMatch(new RegExp(`^Subject: Spend alert: 50 % of the ${periodKey} spend cap reached\\r$`, 'm'));
+    const fiftyText = bodyOf(fiftyMail);
+    for (const line of ['Threshold: 50 %', 'Spend when crossed: 0.0079 USD', 'Spend cap: 0.0100 USD', `Period: ${periodKey}`, `Crossed at: ${fifty.data.crossed_at}`]) {
+      expect(fiftyText).toContain(line);
+    }
+    // Nothing of the account's credentials, nor the tenant's id.
+    for (const secret of [t.apiKey, 'dd_', 'whsec_', t.tenantId]) expect(fiftyText).not.toContain(secret);
 
     // Trigger 2: an operator's threshold change evaluates at once; 75 is already reached.
     expect((await admin(t.tenantId, '/alert-thresholds', { thresholds: [50, 75, 100] })).status).toBe(200);
-    const seventyFive = await deliveryFor('/billing', 75);
-    expect(seventyFive.envelope.data).toMatchObject({ threshold_pct: 75, spent_usd: '0.0079' });
+    expect((await frameFor(socket, 75)).data).toMatchObject({ threshold_pct: 75, spent_usd: '0.0079' });
+    expect(bodyOf(await mailFor(accountAdmin.email, 75))).toContain('Spend when crossed: 0.0079 USD');
 
     await sendOneSegment(t);
-    const hundred = await deliveryFor('/billing', 100);
-    expect(hundred.envelope.data).toMatchObject({ threshold_pct: 100, spent_usd: '0.0158', limit_usd: '0.0100' });
-    expect(verifySignature(hundred.headers['x-dd-signature'] as string, hundred.body, [hook.secret])).toBe('ok');
+    expect((await frameFor(socket, 100)).data).toMatchObject({ threshold_pct: 100, spent_usd: '0.0158', limit_usd: '0.0100' });
+    expect(bodyOf(await mailFor(accountAdmin.email, 100))).toContain('Spend when crossed: 0.0158 USD');
 
     // Retried passes (an activity attempt that ran again) and concurrent evaluations announce nothing more.
     for (let i = 0; i < 3; i++) await enforceBillingForAll(app.deps);
     const again = await Promise.all(Array.from({ length: 4 }, () => evaluateBilling(app.deps, t.tenantId)));
     expect(again.flatMap((e) => e.crossed)).toEqual([]);
-    const outbox = await app.request('GET', `/v1/webhooks/${hook.id}/deliveries?limit=100`, { token: t.apiKey });
-    expect(outbox.status).toBe(200);
-    const queued = outbox.body.deliveries as Array<{ event: string; event_id: string }>;
-    expect(queued.map((d) => d.event)).toEqual([EVENT, EVENT, EVENT]);
-    const eventIds = [fifty, seventyFive, hundred].map((d) => d.envelope.event_id);
-    expect(queued.map((d) => d.event_id).sort()).toEqual([...eventIds].sort());
-    expect(new Set(eventIds).size).toBe(3);
 
-    // The announcements carry the recorded alerts exactly.
+    // One mail per threshold, to the admin only, each delivered (its workflow marked it sent) and delivered once.
+    const queued = await alertMail(t);
+    expect(queued.map((m) => m.toAddress)).toEqual([accountAdmin.email, accountAdmin.email, accountAdmin.email]);
+    await waitFor(async () => ((await alertMail(t)).every((m) => m.sentAt !== null) ? true : undefined), 30_000, 'every alert mail marked sent');
+    expect(mailsTo(accountAdmin.email)).toHaveLength(3);
+    expect(mailsTo(member.email)).toEqual([]);
+
+    // Live floor: the tenant lane got one frame per threshold, carrying the recorded alerts exactly.
     const alerts = await app.request('GET', '/v1/billing/alerts', { token: t.apiKey });
     expect(alerts.body.period_key).toBe(periodKey);
-    const announced = [hundred, seventyFive, fifty].map(({ envelope: { data } }) => {
-      const { period_key: _period, ...alert } = data as Record<string, unknown>;
-      return alert;
-    });
-    expect(alerts.body.alerts).toEqual(announced);
-
-    // Live floor: the tenant lane got the same three events.
-    await waitFor(() => Promise.resolve(socket.frames.filter((f) => f.event === EVENT).length >= 3 ? true : undefined), 10_000, 'three live frames');
-    const frames = socket.frames.filter((f) => f.event === EVENT);
-    expect(frames.map((f) => f.event_id).sort()).toEqual([...eventIds].sort());
-    expect(frames.find((f) => f.event_id === hundred.envelope.event_id)?.data).toEqual(hundred.envelope.data);
+    const frames = alertFrames(socket);
+    expect(frames.map((f) => f.data.threshold_pct).sort()).toEqual([100, 50, 75]);
+    expect(new Set(frames.map((f) => f.event_id)).size).toBe(3);
+    expect(
+      [...frames]
+        .reverse()
+        .map(({ data }) => {
+          const { period_key: _period, ...alert } = data as Record<string, unknown>;
+          return alert;
+        }),
+    ).toEqual(alerts.body.alerts);
     socket.close();
 
-    // Nothing for an endpoint not subscribed to the event, nor for another tenant with no spend.
-    const notSubscribed = await app.request('GET', `/v1/webhooks/${unsubscribed.id}/deliveries`, { token: t.apiKey });
-    expect(notSubscribed.body.deliveries).toEqual([]);
-    const otherOutbox = await app.request('GET', `/v1/webhooks/${otherHook.id}/deliveries`, { token: other.apiKey });
-    expect(otherOutbox.body.deliveries).toEqual([]);
-    expect(deliveriesAt('/calls-only')).toEqual([]);
-    expect(deliveriesAt('/other-tenant')).toEqual([]);
-    expect(deliveriesAt('/billing')).toHaveLength(3);
+    // The other tenant, with no spend, crossed nothing: no frame, no mail.
+    expect(alertFrames(otherSocket)).toEqual([]);
+    otherSocket.close();
+    expect(mailsTo(otherAdmin.email)).toEqual([]);
+    expect(await alertMail(other)).toEqual([]);
+
+    // Not a webhook event: an endpoint subscribed to the whole catalog got nothing for it.
+    const outbox = await app.request('GET', `/v1/webhooks/${hook.body.webhook.id}/deliveries?limit=100`, { token: t.apiKey });
+    expect(outbox.status).toBe(200);
+    expect(outbox.body.deliveries).toEqual([]);
+    expect(received).toEqual([]);
   });
 
-  it('is a catalog name endpoints subscribe to; names beside it stay refused', async () => {
+  it('is not a webhook event: POST /v1/webhooks naming it is 400 invalid', async () => {
     const t = await provisionTenant(app);
-    const hook = await endpoint(t, '/catalog', [EVENT, 'call.ended']);
-    const read = await app.request('GET', `/v1/webhooks/${hook.id}`, { token: t.apiKey });
-    expect(read.body.webhook.events).toEqual([EVENT, 'call.ended']);
-    for (const events of [['billing.alert'], [EVENT, EVENT]]) {
-      expectError(await app.request('POST', '/v1/webhooks', { token: t.apiKey, body: { url: `${origin}/catalog`, events } }), 400, 'invalid');
+    for (const events of [[EVENT], ['call.ended', EVENT]]) {
+      expectError(await app.request('POST', '/v1/webhooks', { token: t.apiKey, body: { url: `${origin}/catalog`, events } }), 400, 'invalid', /'billing\.threshold_crossed' is not in the event catalog/);
     }
+    expect((await app.request('GET', '/v1/webhooks', { token: t.apiKey })).body.webhooks).toEqual([]);
+  });
+
+  it('a refused SMTP send is retried by the delivery workflow until it is accepted; a disabled admin is not mailed', async () => {
+    const t = await provisionTenant(app);
+    const accountAdmin = await createUser(t, 'account_admin');
+    const quiet = await provisionTenant(app);
+    const disabledAdmin = await createUser(quiet, 'account_admin');
+    expect((await app.request('DELETE', `/v1/users/${disabledAdmin.id}`, { token: quiet.apiKey })).status).toBe(200);
+    for (const tenant of [t, quiet]) {
+      expect((await admin(tenant.tenantId, '', { scheme: 'postpaid', cap_usd: '0.0100' })).status).toBe(200);
+      expect((await admin(tenant.tenantId, '/alert-thresholds', { thresholds: [50] })).status).toBe(200);
+    }
+
+    smtpDown = true;
+    const refusedBefore = refusedConnections;
+    await sendOneSegment(t);
+    await sendOneSegment(quiet);
+    const [queued] = await waitFor(async () => {
+      const rows = await alertMail(t);
+      return rows.length ? rows : undefined;
+    }, 30_000, 'the queued alert mail');
+    expect(queued).toMatchObject({ toAddress: accountAdmin.email, sentAt: null });
+    await waitFor(() => Promise.resolve(refusedConnections > refusedBefore ? true : undefined), 30_000, 'a refused SMTP attempt');
+    expect((await alertMail(t)).map((m) => m.sentAt)).toEqual([null]);
+    expect(mailsTo(accountAdmin.email)).toEqual([]);
+
+    smtpDown = false;
+    const mail = await mailFor(accountAdmin.email, 50);
+    expect(bodyOf(mail)).toContain('Spend when crossed: 0.0079 USD');
+    await waitFor(async () => ((await alertMail(t))[0]?.sentAt ? true : undefined), 30_000, 'the mail marked sent');
+    expect(mailsTo(accountAdmin.email)).toHaveLength(1);
+
+    // The quiet tenant's crossing is recorded, but its only admin is disabled: nobody to mail.
+    const quietAlerts = await waitFor(async () => {
+      const res = await app.request('GET', '/v1/billing/alerts', { token: quiet.apiKey });
+      return res.body.alerts.length ? (res.body.alerts as Array<{ threshold_pct: number }>) : undefined;
+    }, 30_000, 'the quiet tenant\'s crossing');
+    expect(quietAlerts.map((a) => a.threshold_pct)).toEqual([50]);
+    expect(await alertMail(quiet)).toEqual([]);
+    expect(mailsTo(disabledAdmin.email)).toEqual([]);
   });
 });

@@ -185,6 +185,8 @@ describe('outbound webhook endpoints', () => {
       ['an empty list', [], /events must name at least one/],
       ['an unknown name', ['call.ended', 'call.started'], /'call\.started' is not in the event catalog/],
       ['a differently cased name', ['Call.Ended'], /'Call\.Ended' is not in the event catalog/],
+      // A live-floor event (spend alerts), not one of SPEC's six webhook names.
+      ['a live-floor-only name', ['call.ended', 'billing.threshold_crossed'], /'billing\.threshold_crossed' is not in the event catalog/],
       ['a repeated name', ['call.ended', 'sms.optout', 'call.ended'], /'call\.ended' twice/],
     ])('is 400 invalid for events with %s', async (_name, events, message) => {
       const t = await provisionTenant(app);
@@ -406,6 +408,7 @@ describe('outbound webhook endpoints', () => {
       [{ events: [] }, 'invalid', /events/],
       [{ events: ['call.ended', 'call.ended'] }, 'invalid', /twice/],
       [{ events: ['nope'] }, 'invalid', /'nope'/],
+      [{ events: ['billing.threshold_crossed'] }, 'invalid', /'billing\.threshold_crossed'/],
       [{ url: 'https://private.example.com/x' }, 'invalid', /^url: .*non-public/],
       [{ url: 'https://mixed.example.com/x' }, 'invalid', /^url: .*non-public/],
       [{ url: 'https://10.0.0.1/x' }, 'invalid', /^url: .*IP literal/],
