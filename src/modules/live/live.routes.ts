@@ -18,6 +18,8 @@ const FLOOR = `**Lanes.** The lane is in the ticket (its prefix and its stored r
 - domain events \`{"event", "event_id", "occurred_at", "data"}\`: the names and \`data\` of the outbound webhook catalog (\`call.answered\`,
   \`call.ended\`, \`promise.recorded\`, …), delivered to every socket of the tenant in every API process as the fact commits. The live floor
   is a view: events committed while a socket was closed are not replayed (the records and webhooks are the durable channel);
+- \`billing.threshold_crossed\` (tenant lane): a spend-alert threshold crossed, once per threshold and period; \`data\` is the alert as
+  \`GET /v1/billing/alerts\` lists it plus \`period_key\` (a live-floor event only, never a webhook);
 - \`{"event": "campaign.stats", "occurred_at", "data"}\` about every 2 s (WS_STATS_INTERVAL_MS) for each campaign in state \`running\`;
   \`data\` is exactly the body of \`GET /v1/campaigns/{id}/stats\`.
 
