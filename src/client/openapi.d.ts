@@ -385,7 +385,8 @@ export interface paths {
          * Set a tenant’s spend-alert thresholds
          * @description Body `{thresholds}`: distinct integer percentages of the cap from 1 to 100, at most 10 (an empty list records no
          *     alerts). Crossings already recorded for the period stay; a threshold the period spend has already reached is recorded at once and
-         *     announced to the tenant as `billing.threshold_crossed` (its webhooks and live floor), like a crossing the billing pass finds. Answers the tenant's billing account exactly as GET /v1/billing/account shows it, after enforcement has run: the
+         *     announced to the tenant like a crossing the billing pass finds: a `billing.threshold_crossed` frame on its live floor and an email to
+         *     its active account admins (`GET /v1/billing/alerts` describes both; it is not a webhook event). Answers the tenant's billing account exactly as GET /v1/billing/account shows it, after enforcement has run: the
          *     write is audited (actor operator), then the cap and funds are re-evaluated, so a raise, a credit or billing turned off moves the
          *     tenant's suspended_balance campaigns back to running, and a lowered cap or exhausted funds move running ones to suspended_balance.
          *     Errors: 400 `bad_request` for malformed JSON, wrong types or an unknown key; 422 `unprocessable` for a rule (named in the message);
@@ -2385,6 +2386,8 @@ export interface paths {
          *     - domain events `{"event", "event_id", "occurred_at", "data"}`: the names and `data` of the outbound webhook catalog (`call.answered`,
          *       `call.ended`, `promise.recorded`, …), delivered to every socket of the tenant in every API process as the fact commits. The live floor
          *       is a view: events committed while a socket was closed are not replayed (the records and webhooks are the durable channel);
+         *     - `billing.threshold_crossed` (tenant lane): a spend-alert threshold crossed, once per threshold and period; `data` is the alert as
+         *       `GET /v1/billing/alerts` lists it plus `period_key` (a live-floor event only, never a webhook);
          *     - `{"event": "campaign.stats", "occurred_at", "data"}` about every 2 s (WS_STATS_INTERVAL_MS) for each campaign in state `running`;
          *       `data` is exactly the body of `GET /v1/campaigns/{id}/stats`.
          *
@@ -2431,6 +2434,8 @@ export interface paths {
          *     - domain events `{"event", "event_id", "occurred_at", "data"}`: the names and `data` of the outbound webhook catalog (`call.answered`,
          *       `call.ended`, `promise.recorded`, …), delivered to every socket of the tenant in every API process as the fact commits. The live floor
          *       is a view: events committed while a socket was closed are not replayed (the records and webhooks are the durable channel);
+         *     - `billing.threshold_crossed` (tenant lane): a spend-alert threshold crossed, once per threshold and period; `data` is the alert as
+         *       `GET /v1/billing/alerts` lists it plus `period_key` (a live-floor event only, never a webhook);
          *     - `{"event": "campaign.stats", "occurred_at", "data"}` about every 2 s (WS_STATS_INTERVAL_MS) for each campaign in state `running`;
          *       `data` is exactly the body of `GET /v1/campaigns/{id}/stats`.
          *
@@ -2475,7 +2480,7 @@ export interface paths {
          *     The check runs again on every delivery against the address actually connected to, so a name re-pointed at a private address later
          *     gets nothing. Origins listed in the deployment setting EGRESS_ALLOWLIST (development and tests) skip the https, port and address rules.
          *
-         *     `events` is a non-empty, duplicate-free subset of the v1 catalog (call.ended, call.answered, promise.recorded, sms.received, sms.optout, recording.available, billing.threshold_crossed); an empty
+         *     `events` is a non-empty, duplicate-free subset of the v1 catalog (call.ended, call.answered, promise.recorded, sms.received, sms.optout, recording.available); an empty
          *     list, an unknown name or a repeated name is 400 `invalid` naming it.
          *
          *     The signing secret (`whsec_` then 256 random bits, base64url) is in `secret` of this response and nowhere
@@ -2528,7 +2533,7 @@ export interface paths {
          *     The check runs again on every delivery against the address actually connected to, so a name re-pointed at a private address later
          *     gets nothing. Origins listed in the deployment setting EGRESS_ALLOWLIST (development and tests) skip the https, port and address rules.
          *
-         *     `events` is a non-empty, duplicate-free subset of the v1 catalog (call.ended, call.answered, promise.recorded, sms.received, sms.optout, recording.available, billing.threshold_crossed); an empty
+         *     `events` is a non-empty, duplicate-free subset of the v1 catalog (call.ended, call.answered, promise.recorded, sms.received, sms.optout, recording.available); an empty
          *     list, an unknown name or a repeated name is 400 `invalid` naming it.
          *
          *     `enabled: true` re-enables the endpoint and clears `disabled_reason` (whatever disabled it: the API or a receiver's 410);
@@ -4299,8 +4304,15 @@ export interface paths {
          * @description Each alert threshold is recorded once per (tenant, period, threshold) when the period spend first reaches it, with the
          *     scheme, enforcement mode, spend and limit of that moment; newest first. `period_key` equals `cap.period_key` of the account; with
          *     billing off or no cap it is null and the list empty. Spend is judged by the periodic billing pass (BILLING_ENFORCEMENT_INTERVAL_MS)
-         *     and after every operator plan write; each crossing is announced once, in the transaction that records it, as the
-         *     `billing.threshold_crossed` event (webhook endpoints subscribed to it, and tenant-lane live-floor sockets). Tenant-management scope: a `ddw_` widget token is 403 `forbidden`.
+         *     and after every operator plan write. Each crossing is announced once, in the transaction that records it (a retried pass or a
+         *     concurrent evaluation announces nothing more):
+         *     - on the live floor (`GET /v1/ws`, tenant lane only): a frame `{"event": "billing.threshold_crossed", "event_id", "occurred_at",
+         *       "data"}` where `event_id` is the alert's id, `occurred_at` its `crossed_at`, and `data` the alert as listed here plus its
+         *       `period_key`;
+         *     - by email to each active `account_admin` user of the tenant: the threshold, the spend and the cap then, the period and the time of the
+         *       crossing. It is queued with the crossing and delivered after commit through SMTP (deployment setting SMTP_URL), refusals retried
+         *       for about four hours; without SMTP it stays queued for the operator.
+         *     It is not an outbound webhook event: that catalog is SPEC's closed six names, and `POST /v1/webhooks` refuses this one. Tenant-management scope: a `ddw_` widget token is 403 `forbidden`.
          */
         get: operations["listBillingAlerts"];
         put?: never;
@@ -4431,78 +4443,9 @@ export interface paths {
         trace?: never;
     };
 }
-export interface webhooks {
-    "/billing.threshold_crossed": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Event: the period spend reached an alert threshold
-         * @description POSTed to every enabled endpoint subscribed to `billing.threshold_crossed` (`POST /v1/webhooks`), signed like every
-         *     delivery (`X-DD-Event`, `X-DD-Delivery-Id`, `X-DD-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`; docs/webhooks.md).
-         *     Sent once per (tenant, period, threshold): the event is written in the transaction that records the crossing, so a retried
-         *     billing pass or a concurrent evaluation announces nothing more; `event_id` is the alert's id. The same frame (without the
-         *     signature) reaches the tenant lane of the live floor (`GET /v1/ws`). Any 2xx acknowledges it; other answers are retried on the
-         *     delivery ladder.
-         */
-        post: operations["billingThresholdCrossedWebhook"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-}
+export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        BillingThresholdCrossedEvent: {
-            /** @enum {string} */
-            event: "billing.threshold_crossed";
-            /**
-             * Format: uuid
-             * @description The alert row id: one event per (tenant, period, threshold), unchanged on redelivery
-             */
-            event_id: string;
-            /**
-             * Format: date-time
-             * @description The crossing time (= data.crossed_at)
-             */
-            occurred_at: string;
-            /** Format: uuid */
-            tenant_id: string;
-            data: components["schemas"]["BillingThresholdCrossed"];
-        };
-        /** @description The alert as GET /v1/billing/alerts lists it, with its period_key */
-        BillingThresholdCrossed: {
-            /**
-             * @description The UTC calendar month of the cap, YYYY-MM
-             * @example 2026-11
-             */
-            period_key: string;
-            /** @description The alert threshold, a percentage of the cap */
-            threshold_pct: number;
-            /** @enum {string} */
-            scheme: "prepaid" | "postpaid" | "subscription";
-            /** @enum {string|null} */
-            enforcement_mode: "graduated" | "hard_block" | null;
-            /**
-             * @description Period spend when the threshold was crossed
-             * @example 12.3400
-             */
-            spent_usd: string;
-            /**
-             * @description The cap in force then
-             * @example 12.3400
-             */
-            limit_usd: string;
-            /** Format: date-time */
-            crossed_at: string;
-        };
         /** @description Omitted or empty string leaves the stored value unchanged; null fails the item. Unknown fields fail the item. dob, ssn_last4 and pin are encrypted at rest and never returned by any route, logged or echoed in an error. */
         DebtImportItem: {
             /** @description Upsert key and the contact-frequency counter key */
@@ -7003,7 +6946,7 @@ export interface components {
              */
             url: string;
             /** @description The subscribed events, in the order they were given */
-            events: ("call.ended" | "call.answered" | "promise.recorded" | "sms.received" | "sms.optout" | "recording.available" | "billing.threshold_crossed")[];
+            events: ("call.ended" | "call.answered" | "promise.recorded" | "sms.received" | "sms.optout" | "recording.available")[];
             enabled: boolean;
             /**
              * @description Why a disabled endpoint receives nothing: `disabled_by_api` (DELETE or PATCH enabled false) or the delivery side's reason (the receiver answered 410 Gone); null while enabled
@@ -7041,7 +6984,7 @@ export interface components {
              */
             url: string;
             /**
-             * @description A non-empty, duplicate-free subset of the v1 event catalog (call.ended, call.answered, promise.recorded, sms.received, sms.optout, recording.available, billing.threshold_crossed); an empty list, an unknown or a repeated name is 400 invalid
+             * @description A non-empty, duplicate-free subset of the v1 event catalog (call.ended, call.answered, promise.recorded, sms.received, sms.optout, recording.available); an empty list, an unknown or a repeated name is 400 invalid
              * @example [
              *       "call.ended",
              *       "promise.recorded"
@@ -7057,7 +7000,7 @@ export interface components {
              */
             url?: string;
             /**
-             * @description A non-empty, duplicate-free subset of the v1 event catalog (call.ended, call.answered, promise.recorded, sms.received, sms.optout, recording.available, billing.threshold_crossed); an empty list, an unknown or a repeated name is 400 invalid
+             * @description A non-empty, duplicate-free subset of the v1 event catalog (call.ended, call.answered, promise.recorded, sms.received, sms.optout, recording.available); an empty list, an unknown or a repeated name is 400 invalid
              * @example [
              *       "call.ended",
              *       "promise.recorded"
@@ -7080,7 +7023,7 @@ export interface components {
             /** Format: uuid */
             webhook_id: string;
             /** @enum {string} */
-            event: "call.ended" | "call.answered" | "promise.recorded" | "sms.received" | "sms.optout" | "recording.available" | "billing.threshold_crossed";
+            event: "call.ended" | "call.answered" | "promise.recorded" | "sms.received" | "sms.optout" | "recording.available";
             /** @description Id of the announced row (unique per endpoint): the event_id of the envelope */
             event_id: string;
             /**
@@ -20833,28 +20776,6 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
-            };
-        };
-    };
-    billingThresholdCrossedWebhook: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["BillingThresholdCrossedEvent"];
-            };
-        };
-        responses: {
-            /** @description Any 2xx acknowledges the delivery */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
         };
     };
