@@ -1,3 +1,5 @@
+import type { Database } from '../../lib/db';
+import { executeText, withTenantMessages, type PreparedText } from '../../lib/tenant-messages';
 import type { SqlTx } from '../../lib/tenancy';
 import { readPolicy } from './compliance.policy';
 import type { Decision, DecisionFacts, DecisionRequest } from './compliance.types';
@@ -46,7 +48,10 @@ interface FactsRow {
  * Everything the decisions of a batch read, in ONE statement (a batch of one for a single call).
  * Each request's facts are LATERAL index probes (LIMIT 1 on unique keys keeps the planner from
  * flattening them into whole-tenant hash joins: it cannot estimate the request set, and a scan
- * would make every decision cost as much as the tenant is large).
+ * would make every decision cost as much as the tenant is large). Each request carries the moment
+ * it is decided at, so a batch may group decisions of different moments, and the statement's one
+ * parameter is the batch: a custom plan could use nothing a generic one does not, so the generic
+ * plan is cached per connection and no execution pays for planning (which costs more than running).
  *
  * What counts (docs/compliance-engine.md, "What counts"): a call counts as placed unless it never
  * left the platform (`not_placed`) or failed in the network before reaching the number (`failed`),
@@ -59,7 +64,7 @@ interface FactsRow {
  */
 export const FACTS_SQL = `
 WITH req AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(i int, debt_id uuid, phone text, channel text, campaign_id uuid, ongoing uuid)
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(i int, debt_id uuid, phone text, channel text, campaign_id uuid, ongoing uuid, at timestamptz)
 ),
 settings AS (
   SELECT t.human_initiated_enabled,
@@ -128,17 +133,17 @@ SELECT r.i,
     ) u WHERE u.id IS NOT NULL
   ) g ON true
   LEFT JOIN LATERAL (
-    SELECT count(*) FILTER (WHERE a.is_call AND a.debt_id = ANY (g.ids) AND a.at > $2::timestamptz - interval '7 days') AS regf_calls_7d,
-           count(*) FILTER (WHERE a.debt_id = d.id AND a.at > $2::timestamptz - interval '7 days') AS debt_7d,
+    SELECT count(*) FILTER (WHERE a.is_call AND a.debt_id = ANY (g.ids) AND a.at > r.at - interval '7 days') AS regf_calls_7d,
+           count(*) FILTER (WHERE a.debt_id = d.id AND a.at > r.at - interval '7 days') AS debt_7d,
            count(*) FILTER (WHERE a.debt_id = d.id) AS debt_30d,
-           count(*) FILTER (WHERE a.at > $2::timestamptz - interval '7 days') AS consumer_7d,
-           count(*) FILTER (WHERE a.is_call AND a.debt_id = d.id AND a.at > $2::timestamptz - interval '24 hours') AS debt_calls_24h
+           count(*) FILTER (WHERE a.at > r.at - interval '7 days') AS consumer_7d,
+           count(*) FILTER (WHERE a.is_call AND a.debt_id = d.id AND a.at > r.at - interval '24 hours') AS debt_calls_24h
       FROM debts x
       CROSS JOIN LATERAL (
         SELECT ca.debt_id, coalesce(ca.started_at, ca.inserted_at) AS at, true AS is_call
           FROM call_attempts ca
          WHERE ca.debt_id = x.id AND ca.corrects_id IS NULL AND ca.direction = 'outbound'
-           AND coalesce(ca.started_at, ca.inserted_at) > $2::timestamptz - interval '30 days'
+           AND coalesce(ca.started_at, ca.inserted_at) > r.at - interval '30 days'
            AND coalesce(ca.disposition, '') NOT IN ('not_placed', 'failed')
            AND ca.id IS DISTINCT FROM r.ongoing
            AND NOT EXISTS (SELECT 1 FROM call_attempts f WHERE f.corrects_id = ca.id AND f.disposition IN ('not_placed', 'failed'))
@@ -146,19 +151,19 @@ SELECT r.i,
         SELECT sm.debt_id, sm.occurred_at AS at, false AS is_call
           FROM sms_messages sm
          WHERE sm.debt_id = x.id AND sm.corrects_id IS NULL AND sm.direction = 'outbound' AND sm.kind IS NULL
-           AND sm.occurred_at > $2::timestamptz - interval '30 days'
+           AND sm.occurred_at > r.at - interval '30 days'
         OFFSET 0
       ) a
      WHERE x.consumer_ref = d.consumer_ref
   ) cnt ON true
   LEFT JOIN LATERAL (
-    SELECT sum(pa.attempts) FILTER (WHERE pa.debt_id = ANY (g.ids) AND pa.reported_at > $2::timestamptz - interval '7 days') AS regf_7d,
-           sum(pa.attempts) FILTER (WHERE pa.debt_id = d.id AND pa.reported_at > $2::timestamptz - interval '7 days') AS debt_7d,
+    SELECT sum(pa.attempts) FILTER (WHERE pa.debt_id = ANY (g.ids) AND pa.reported_at > r.at - interval '7 days') AS regf_7d,
+           sum(pa.attempts) FILTER (WHERE pa.debt_id = d.id AND pa.reported_at > r.at - interval '7 days') AS debt_7d,
            sum(pa.attempts) FILTER (WHERE pa.debt_id = d.id) AS debt_30d,
-           sum(pa.attempts) FILTER (WHERE pa.reported_at > $2::timestamptz - interval '7 days') AS consumer_7d,
-           sum(pa.attempts) FILTER (WHERE pa.debt_id = d.id AND pa.reported_at > $2::timestamptz - interval '24 hours') AS debt_24h
+           sum(pa.attempts) FILTER (WHERE pa.reported_at > r.at - interval '7 days') AS consumer_7d,
+           sum(pa.attempts) FILTER (WHERE pa.debt_id = d.id AND pa.reported_at > r.at - interval '24 hours') AS debt_24h
       FROM debts x
-      JOIN debt_prior_attempts pa ON pa.debt_id = x.id AND pa.reported_at > $2::timestamptz - interval '30 days'
+      JOIN debt_prior_attempts pa ON pa.debt_id = x.id AND pa.reported_at > r.at - interval '30 days'
      WHERE x.consumer_ref = d.consumer_ref
   ) pr ON true
  ORDER BY r.i`;
@@ -167,17 +172,29 @@ const date = (v: string | null): Date | null => (v === null ? null : new Date(v)
 
 export type LoadedFacts = Omit<DecisionFacts, 'numberZones' | 'areaCodeState' | 'numberNonGeographic' | 'disclosureValid'> & { disclosureText: string | null };
 
+/** The facts query's one parameter: every request with the moment it is decided at. */
+function factsPayload(requests: DecisionRequest[], at: Date[]): string {
+  return JSON.stringify(
+    requests.map((r, i) => ({
+      i,
+      debt_id: r.debtId,
+      phone: r.phone,
+      channel: r.channel,
+      campaign_id: r.campaignId,
+      ongoing: r.ongoingCallAttemptId ?? null,
+      at: at[i]!.toISOString(),
+    })),
+  );
+}
+
+/** Inside a caller's tenant transaction (a prepared statement of the protocol). */
 export async function loadFacts(sql: SqlTx, requests: DecisionRequest[], now: Date): Promise<LoadedFacts[]> {
-  const payload = requests.map((r, i) => ({
-    i,
-    debt_id: r.debtId,
-    phone: r.phone,
-    channel: r.channel,
-    campaign_id: r.campaignId,
-    ongoing: r.ongoingCallAttemptId ?? null,
-  }));
-  const rows = await sql.query<FactsRow>(FACTS_SQL, [JSON.stringify(payload), now.toISOString()], 'compliance_facts_v3');
-  if (rows.length !== requests.length) throw new Error(`compliance facts: expected ${requests.length} rows, got ${rows.length}`);
+  const rows = await sql.query<FactsRow>(FACTS_SQL, [factsPayload(requests, requests.map(() => now))], 'compliance_facts_v4');
+  return readFacts(rows, requests.length);
+}
+
+function readFacts(rows: FactsRow[], expected: number): LoadedFacts[] {
+  if (rows.length !== expected) throw new Error(`compliance facts: expected ${expected} rows, got ${rows.length}`);
   return rows.map((row) => ({
     humanInitiatedEnabled: row.human_initiated_enabled,
     debt: row.debt && {
@@ -240,22 +257,27 @@ export interface EvidenceRecord {
   /** Whether the debt was visible to the decision. Refusal rows attach only to such debts: a
    * foreign-key check ignores row-level security, so an unseen id must never be written there. */
   debtKnown: boolean;
+  /** Who asked: the audit actor of the decision. */
+  actor: { type: string; id: string | null };
 }
 
 /**
  * Writes a batch of decisions as evidence in ONE statement: an audit-chain entry per decision
  * (its id is the decision_id) and, for refusals of known debts, the (debt, gate, campaign, UTC day)
- * refusal row, counted up when it already exists.
+ * refusal row, counted up when it already exists. Entries go in lane order and refusal rows in key
+ * order, so two batches that touch the same lanes or rows take their locks in the same order and
+ * wait for each other instead of deadlocking.
  */
 const EVIDENCE_SQL = `
 WITH input AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb)
-    AS x(ord int, id uuid, debt_id uuid, debt_known boolean, campaign_id uuid, allowed boolean, gate text, at timestamptz, payload jsonb)
+    AS x(ord int, id uuid, debt_id uuid, debt_known boolean, campaign_id uuid, allowed boolean, gate text, at timestamptz,
+         actor_type text, actor_id text, payload jsonb)
 ),
 audit AS (
   INSERT INTO audit_log (id, tenant_id, actor_type, actor_id, action, subject_type, subject_id, payload, occurred_at, lane, seq, prev_hash, hash)
-  SELECT id, app_tenant_id(), $2, $3, 'compliance.decision', 'debt', debt_id::text, payload, at, 0, 0, '', ''
-    FROM input ORDER BY ord
+  SELECT id, app_tenant_id(), actor_type, actor_id, 'compliance.decision', 'debt', debt_id::text, payload, at, 0, 0, '', ''
+    FROM input ORDER BY audit_lane('debt', debt_id::text), ord
   RETURNING id
 ),
 refused AS (
@@ -268,6 +290,7 @@ refused AS (
 upsert AS (
   INSERT INTO compliance_refusals (tenant_id, debt_id, gate, campaign_id, day, refusals, first_decision_id, last_decision_id, first_at, last_at)
   SELECT app_tenant_id(), debt_id, gate, campaign_id, day, n, first_id, last_id, first_at, last_at FROM refused
+   ORDER BY debt_id, gate, campaign_id, day
   ON CONFLICT (tenant_id, debt_id, gate, (coalesce(campaign_id, '00000000-0000-0000-0000-000000000000'::uuid)), day)
   DO UPDATE SET refusals = compliance_refusals.refusals + EXCLUDED.refusals,
                 last_decision_id = EXCLUDED.last_decision_id,
@@ -276,33 +299,84 @@ upsert AS (
 )
 SELECT (SELECT count(*) FROM audit) AS decisions, (SELECT count(*) FROM upsert) AS refusals`;
 
-export async function writeEvidence(sql: SqlTx, actor: { type: string; id: string | null }, records: EvidenceRecord[]): Promise<void> {
-  const input = records.map((r, ord) => ({
-    ord,
-    id: r.decisionId,
-    debt_id: r.request.debtId,
-    debt_known: r.debtKnown,
-    campaign_id: r.request.campaignId,
-    allowed: r.decision.allowed,
-    gate: r.decision.gate,
-    at: r.decision.evaluatedAt,
-    payload: {
-      decision_id: r.decisionId,
+function evidencePayload(records: EvidenceRecord[]): string {
+  return JSON.stringify(
+    records.map((r, ord) => ({
+      ord,
+      id: r.decisionId,
+      debt_id: r.request.debtId,
+      debt_known: r.debtKnown,
+      campaign_id: r.request.campaignId,
       allowed: r.decision.allowed,
       gate: r.decision.gate,
-      reason: r.decision.reason,
-      channel: r.request.channel,
-      initiation: r.request.initiation,
-      artificial_voice: r.request.artificialVoice,
-      phone: r.request.phone,
-      campaign_id: r.request.campaignId,
-      evaluated_at: r.decision.evaluatedAt,
-      zones: r.decision.zones,
-      policy_version: r.decision.policyVersion,
-      rules_version: r.decision.rulesVersion,
-      checks: r.decision.checks,
-      facts: r.facts,
+      at: r.decision.evaluatedAt,
+      actor_type: r.actor.type,
+      actor_id: r.actor.id,
+      payload: {
+        decision_id: r.decisionId,
+        allowed: r.decision.allowed,
+        gate: r.decision.gate,
+        reason: r.decision.reason,
+        channel: r.request.channel,
+        initiation: r.request.initiation,
+        artificial_voice: r.request.artificialVoice,
+        phone: r.request.phone,
+        campaign_id: r.request.campaignId,
+        evaluated_at: r.decision.evaluatedAt,
+        zones: r.decision.zones,
+        policy_version: r.decision.policyVersion,
+        rules_version: r.decision.rulesVersion,
+        checks: r.decision.checks,
+        facts: r.facts,
+      },
+    })),
+  );
+}
+
+function checkEvidence(row: { decisions: string } | undefined, expected: number): void {
+  if (Number(row?.decisions) !== expected) throw new Error(`compliance evidence: expected ${expected} audit entries, wrote ${row?.decisions ?? 'none'}`);
+}
+
+/** Inside a caller's tenant transaction (a prepared statement of the protocol). */
+export async function writeEvidence(sql: SqlTx, records: EvidenceRecord[]): Promise<void> {
+  const [row] = await sql.query<{ decisions: string }>(EVIDENCE_SQL, [evidencePayload(records)], 'compliance_evidence_v2');
+  checkEvidence(row, records.length);
+}
+
+/** The statements of the decision transaction: planned once per connection, never per batch. */
+const FACTS_PREPARED: PreparedText = { name: 'compliance_facts_tx_v1', paramTypes: ['jsonb'], text: FACTS_SQL };
+const EVIDENCE_PREPARED: PreparedText = { name: 'compliance_evidence_tx_v1', paramTypes: ['jsonb'], text: EVIDENCE_SQL };
+
+/**
+ * A batch of decisions in its own tenant transaction of two round trips: the first message opens
+ * it and reads every request's facts; `decideAll` decides in Node and names the evidence to write;
+ * the second message writes it and commits. The evidence is durable before this answers. Both
+ * statements run their cached generic plan (the facts query's one parameter is the batch, which no
+ * custom plan could use better), so no batch pays for planning.
+ */
+export async function decisionTransaction<T>(
+  db: Database,
+  tenantId: string,
+  requests: DecisionRequest[],
+  at: Date[],
+  decideAll: (loaded: LoadedFacts[]) => Promise<{ evidence: EvidenceRecord[]; answer: T }>,
+): Promise<T> {
+  return withTenantMessages(
+    db,
+    tenantId,
+    {
+      statements: `SET LOCAL plan_cache_mode = force_generic_plan;\n${executeText(FACTS_PREPARED.name, [factsPayload(requests, at)])}`,
+      prepare: [FACTS_PREPARED, EVIDENCE_PREPARED],
     },
-  }));
-  await sql.query(EVIDENCE_SQL, [JSON.stringify(input), actor.type, actor.id], 'compliance_evidence_v1');
+    async (opened) => {
+      const { evidence, answer } = await decideAll(readFacts(opened[opened.length - 1]!.rows as FactsRow[], requests.length));
+      return {
+        statements: evidence.length === 0 ? null : executeText(EVIDENCE_PREPARED.name, [evidencePayload(evidence)]),
+        answer: (closed) => {
+          if (evidence.length > 0) checkEvidence(closed[0]?.rows[0] as { decisions: string } | undefined, evidence.length);
+          return answer;
+        },
+      };
+    },
+  );
 }
