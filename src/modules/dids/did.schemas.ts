@@ -1,5 +1,5 @@
 import { z } from '../../lib/openapi';
-import { cursorParam, limitParam } from '../../lib/pagination';
+import { e164CursorParam, limitParam } from '../../lib/pagination';
 import { DID_ATTESTATIONS, DID_ORIGINS, DID_STATUSES, LABEL_MAX_CHARS, LABELS_MAX, NOTES_MAX_CHARS } from './did.rules';
 import { VERIFICATION_CODE_DIGITS, VERIFICATION_MAX_ATTEMPTS, VERIFICATION_METHODS, VERIFICATION_STATUSES } from './did-verification.rules';
 
@@ -44,7 +44,7 @@ export const DidEnvelope = z.object({ did: DidSchema });
 export const ListDidsQuery = z.object({
   status: z.enum(DID_STATUSES).optional().openapi({ description: 'Only DIDs in this status; another value is 400' }),
   limit: limitParam(100, 1000),
-  cursor: cursorParam,
+  cursor: e164CursorParam,
 });
 export const DidList = z.object({ dids: z.array(DidSchema), next_cursor: z.string().nullable() }).openapi('DidList');
 

@@ -1,8 +1,7 @@
 import type { AppDeps } from '../../deps';
 import { appendAudit, type ActorType } from '../../lib/audit';
-import { AppError, badRequest, conflict, isUniqueViolation, notFound, unprocessable } from '../../lib/errors';
-import { decodeCursor, paginate } from '../../lib/pagination';
-import { E164_RE } from '../../lib/phone';
+import { AppError, conflict, isUniqueViolation, notFound, unprocessable } from '../../lib/errors';
+import { decodeE164Cursor, paginate } from '../../lib/pagination';
 import { withTenant } from '../../lib/tenancy';
 import { applyDidWrite, type DidSettings, type DidStatus, type DidWrite } from './did.rules';
 import { activeElsewhere, lockDid } from './did.repository';
@@ -29,12 +28,7 @@ function asConflict(err: unknown): never {
 
 /** Pages ordered by e164 (unique per tenant); the cursor is the last e164 of the page. */
 export async function listDids(deps: AppDeps, tenantId: string, q: { status?: DidStatus; limit: number; cursor?: string }) {
-  let after: string | null = null;
-  if (q.cursor) {
-    const [e164] = decodeCursor(q.cursor, 1);
-    if (typeof e164 !== 'string' || !E164_RE.test(e164)) throw badRequest('cursor is not valid');
-    after = e164;
-  }
+  const after = q.cursor ? decodeE164Cursor(q.cursor) : null;
   const rows = await withTenant(deps.db, tenantId, (tx) =>
     tx.did.findMany({
       where: { ...(q.status ? { status: q.status } : {}), ...(after ? { e164: { gt: after } } : {}) },
