@@ -21,6 +21,7 @@ RECORDING_TESTS=(
   test/integration/wrap-up.test.ts
   test/integration/sip-credentials.test.ts
   test/integration/password-reset-delivery.test.ts
+  test/integration/billing-alerts.test.ts
   test/integration/auth-budgets.test.ts
   test/integration/inbound-calls.e2e.test.ts
   test/integration/recordings-every-call.e2e.test.ts
