@@ -13,15 +13,14 @@ import { withTenant } from '../lib/tenancy';
 import { campaignRunStats, RUN_STATS_DEADLINE_MS, transitionCampaign } from '../modules/campaigns/campaign-lifecycle.service';
 import { getCampaign } from '../modules/campaigns/campaign.service';
 import { campaignView } from '../modules/campaigns/campaign.views';
-import { campaignRunWorkflow, runStateQuery } from '../../workflows/campaign-run.workflow';
-import { campaignRunWorkflowId } from '../../workflows/ids';
+import { CAMPAIGN_RUN_STATE_QUERY, CAMPAIGN_RUN_WORKFLOW_TYPE, campaignRunWorkflowId, type CampaignRunState } from '../contracts/campaign-run';
 import type { OpsContext } from './context';
 import { OpsRefusal } from './output';
 import { chosenResetPoint, eventIdOf, eventTypeName, lastHealthyPoint } from './run-history.rules';
 
 const TENANT_KEY = defineSearchAttributeKey('TenantId', SearchAttributeType.KEYWORD);
 const CAMPAIGN_KEY = defineSearchAttributeKey('CampaignId', SearchAttributeType.KEYWORD);
-const WORKFLOW_TYPE = campaignRunWorkflow.name;
+const WORKFLOW_TYPE = CAMPAIGN_RUN_WORKFLOW_TYPE;
 
 export interface ListRunsArgs {
   tenant?: string;
@@ -131,7 +130,7 @@ function pendingActivities(desc: WorkflowExecutionDescription): PendingActivity[
 /** A run with no worker polling its queue never answers: bounded like the stats route. */
 async function queryRunState(ctx: OpsContext, workflowId: string) {
   try {
-    return await ctx.temporal.withDeadline(Date.now() + RUN_STATS_DEADLINE_MS, () => ctx.temporal.workflow.getHandle(workflowId).query(runStateQuery));
+    return await ctx.temporal.withDeadline(Date.now() + RUN_STATS_DEADLINE_MS, () => ctx.temporal.workflow.getHandle(workflowId).query<CampaignRunState>(CAMPAIGN_RUN_STATE_QUERY));
   } catch {
     return null;
   }

@@ -3,8 +3,16 @@ import type { AppDeps } from '../../deps';
 import { appendAudit, type ActorType } from '../../lib/audit';
 import { conflict, internal, notFound } from '../../lib/errors';
 import { withTenant } from '../../lib/tenancy';
-import { campaignRunWorkflow, pauseSignal, resumeSignal, statsQuery, stopSignal, type CampaignRunStats } from '../../../workflows/campaign-run.workflow';
-import { campaignRunWorkflowId } from '../../../workflows/ids';
+import {
+  CAMPAIGN_RUN_PAUSE_SIGNAL,
+  CAMPAIGN_RUN_RESUME_SIGNAL,
+  CAMPAIGN_RUN_STATS_QUERY,
+  CAMPAIGN_RUN_STOP_SIGNAL,
+  CAMPAIGN_RUN_WORKFLOW_TYPE,
+  campaignRunWorkflowId,
+  type CampaignRunInput,
+  type CampaignRunStats,
+} from '../../contracts/campaign-run';
 import { carrierGatewayOf } from '../carriers/carrier.service';
 import { DEFAULT_RUNNER_OPTIONS, type RunnerOptions } from '../dialer/runner-options';
 import { acceptedStates, lifecycleTarget, type CampaignVerb } from './campaign-lifecycle.rules';
@@ -75,16 +83,16 @@ export async function transitionCampaign(
   const wakes = verb === 'start' || verb === 'resume' || verb === 'restore_balance';
   try {
     if (wakes) {
-      await temporal.workflow.signalWithStart(campaignRunWorkflow, {
+      await temporal.workflow.signalWithStart(CAMPAIGN_RUN_WORKFLOW_TYPE, {
         workflowId,
         taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
-        args: [{ tenantId, campaignId, options: runOptions }],
-        signal: resumeSignal,
+        args: [{ tenantId, campaignId, options: runOptions } satisfies CampaignRunInput],
+        signal: CAMPAIGN_RUN_RESUME_SIGNAL,
         signalArgs: [optionsGiven ? runOptions : null],
         searchAttributes: { TenantId: [tenantId], CampaignId: [campaignId] },
       });
     } else {
-      await temporal.workflow.getHandle(workflowId).signal(verb === 'stop' ? stopSignal : pauseSignal);
+      await temporal.workflow.getHandle(workflowId).signal(verb === 'stop' ? CAMPAIGN_RUN_STOP_SIGNAL : CAMPAIGN_RUN_PAUSE_SIGNAL);
     }
   } catch (err) {
     // No open run: nothing to pause or stop (the state already says so).
@@ -123,7 +131,7 @@ export async function campaignRunStats(deps: AppDeps, tenantId: string, id: stri
     }
     if (open) {
       try {
-        stats = await temporal.withDeadline(Date.now() + RUN_STATS_DEADLINE_MS, () => handle.query(statsQuery));
+        stats = await temporal.withDeadline(Date.now() + RUN_STATS_DEADLINE_MS, () => handle.query<CampaignRunStats>(CAMPAIGN_RUN_STATS_QUERY));
       } catch (err) {
         deps.logger.warn({ err: (err as Error).message, campaign_id: row.id }, 'campaign run did not answer its stats query');
       }

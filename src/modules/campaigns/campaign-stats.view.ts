@@ -1,4 +1,4 @@
-import type { CampaignRunStats } from '../../../workflows/campaign-run.workflow';
+import type { CampaignRunStats } from '../../contracts/campaign-run';
 
 /**
  * Decimal places of the pacing ratio and the abandonment rate in the stats view. SPEC renders
