@@ -119,14 +119,18 @@ export class Rig {
     this.bundlePath = path.join(this.dir, 'workflow-bundle.js');
     writeFileSync(this.bundlePath, bundle.code);
 
+    // The API's port first: the switch fetches its directory from the API from the first REGISTER on.
+    this.apiPort = await freePort();
     this.simPort = await freePort();
     await this.startSim();
     log(`switch simulator on 127.0.0.1:${this.simPort}`);
 
     this.deps = await createDeps(loadConfig(this.env()), createLogger('silent'), null, null);
-    this.apiPort = await freePort();
     await this.startApi();
+    // A softphone's REGISTER reaches the product only through a worker's switch relay: the first
+    // scenario seats its agents once a worker is polling, or their registrations would be lost.
     this.startWorker();
+    await waitFor(() => Promise.resolve(this.tail('worker').includes('"worker running"') ? true : undefined), 120_000, 'the worker to run');
   }
 
   /** The tenants' webhook endpoint: answers 200 to every POST and keeps what it got. */
@@ -237,12 +241,14 @@ export class Rig {
   }
 
   async startApi(): Promise<void> {
-    this.api = this.spawnNode('api', path.join(ROOT_DIR, 'scripts/fault/api-process.ts'), { PORT: String(this.apiPort) });
+    // `npm run api`: the HTTP API alone, so killing it leaves dialing to the standalone worker.
+    this.api = this.spawnNode('api', path.join(ROOT_DIR, 'src/api.ts'), { PORT: String(this.apiPort), METRICS_PORT: '0', HOST: '127.0.0.1' });
     await waitFor(async () => ((await this.request('GET', '/healthz')).status === 200 ? true : undefined), 60_000, 'the API to answer /healthz');
   }
 
+  /** At info level: its "worker running" line says the relay and the pollers are up. */
   startWorker(): void {
-    this.worker = this.spawnNode('worker', path.join(ROOT_DIR, 'workers/main.ts'));
+    this.worker = this.spawnNode('worker', path.join(ROOT_DIR, 'workers/main.ts'), { LOG_LEVEL: 'info' });
   }
 
   request(method: string, p: string, opts?: RequestOptions): Promise<HttpResult> {
