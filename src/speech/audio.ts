@@ -109,7 +109,7 @@ function filterFor(from: number, to: number): Filter & { up: number; down: numbe
  */
 export class StreamResampler {
   private readonly filter: Filter & { up: number; down: number };
-  private buf = new Int16Array(0);
+  private buf: Int16Array = new Int16Array(0);
   /** Absolute input index of buf[0]. */
   private bufStart = 0;
   private inputLength = 0;

@@ -152,7 +152,7 @@ export class SpeechEngine {
         running.pending.delete(id);
         clearTimeout(p.timer);
         if (frame.header.ok === true) p.resolve(frame);
-        else p.reject(new SpeechEngineError(String(frame.header.error ?? 'speech engine error')));
+        else p.reject(new SpeechEngineError(typeof frame.header.error === 'string' ? frame.header.error : 'speech engine error'));
       }
     });
     child.stderr.on('data', (chunk: Buffer) => {

@@ -50,5 +50,5 @@ export function createSpeech(config: SpeechConfig, log?: (level: 'info' | 'warn'
     bargeInMs: config.SPEECH_BARGE_IN_MS,
   };
   const [recognizer, synthesizer] = config.SPEECH_PROVIDER === 'deepgram' ? [new DeepgramRecognizer(opts), new DeepgramSynthesizer(opts)] : [new GoogleRecognizer(opts), new GoogleSynthesizer(opts)];
-  return { provider: config.SPEECH_PROVIDER, recognizer, synthesizer, engine: null, close: async () => undefined };
+  return { provider: config.SPEECH_PROVIDER, recognizer, synthesizer, engine: null, close: () => Promise.resolve() };
 }

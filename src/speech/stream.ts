@@ -149,7 +149,7 @@ export class RecognitionStream extends EventEmitter<RecognitionStreamEvents> {
     const result = session ? session.end() : this.backend.recognize({ sampleRate: this.sampleRate, samples: audio }, this.language);
     const previous = this.finals;
     this.finals = (async () => {
-      let recognition: Recognition | null = null;
+      let recognition: Recognition;
       try {
         recognition = await result;
       } catch (err) {

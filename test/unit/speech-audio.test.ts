@@ -166,10 +166,10 @@ describe('recognition stream', () => {
     const heard: number[] = [];
     return {
       heard,
-      recognize: async (pcm): Promise<Recognition> => {
+      recognize: (pcm): Promise<Recognition> => {
         heard.push(Math.round((pcm.samples.length / pcm.sampleRate) * 1000));
         const text = texts.shift() ?? '';
-        return { text, confidence: 0.9, words: text ? [{ word: text, startMs: 300, endMs: 700, confidence: 0.9 }] : [] };
+        return Promise.resolve({ text, confidence: 0.9, words: text ? [{ word: text, startMs: 300, endMs: 700, confidence: 0.9 }] : [] });
       },
     };
   }
@@ -214,10 +214,10 @@ describe('recognition stream', () => {
     let calls = 0;
     const stream = new RecognitionStream(
       {
-        recognize: async () => {
+        recognize: () => {
           calls++;
-          if (calls === 1) throw new Error('engine down');
-          return { text: 'no', confidence: 1, words: [] };
+          if (calls === 1) return Promise.reject(new Error('engine down'));
+          return Promise.resolve({ text: 'no', confidence: 1, words: [] });
         },
       },
       { sampleRate: rate, language: 'en', eouSilenceMs: 300 },

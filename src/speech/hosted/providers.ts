@@ -49,7 +49,7 @@ export class DeepgramRecognizer extends HostedRecognizer {
   async recognize(pcm: Pcm, opts?: RecognizeOptions | SpeechLanguage): Promise<Recognition> {
     const query = new URLSearchParams({ model: 'nova-2-phonecall', language: LOCALES[languageOf(opts)], encoding: 'linear16', sample_rate: String(pcm.sampleRate), channels: '1' });
     if (languageOf(opts) === 'es') query.set('model', 'nova-2');
-    const res = await speechPost(`${base(this.opts, 'https://api.deepgram.com')}/v1/listen?${query}`, { authorization: `Token ${this.opts.apiKey}`, 'content-type': 'audio/l16' }, pcmToBuffer(pcm.samples), this.opts);
+    const res = await speechPost(`${base(this.opts, 'https://api.deepgram.com')}/v1/listen?${query.toString()}`, { authorization: `Token ${this.opts.apiKey}`, 'content-type': 'audio/l16' }, pcmToBuffer(pcm.samples), this.opts);
     const body = json(res.body) as { results?: { channels?: { alternatives?: { transcript?: string; confidence?: number; words?: { word: string; start: number; end: number; confidence: number }[] }[] }[] } };
     const best = body.results?.channels?.[0]?.alternatives?.[0];
     if (!best) return { text: '', confidence: 0, words: [] };
@@ -71,7 +71,7 @@ export class DeepgramSynthesizer implements SpeechSynthesizer {
     // Aura's Spanish voices are named per voice; the English default is the documented one.
     const model = (opts.language ?? 'en') === 'es' ? 'aura-2-celeste-es' : 'aura-asteria-en';
     const query = new URLSearchParams({ model, encoding: 'linear16', sample_rate: String(rate), container: 'none' });
-    const res = await speechPost(`${base(this.opts, 'https://api.deepgram.com')}/v1/speak?${query}`, { authorization: `Token ${this.opts.apiKey}`, 'content-type': 'application/json' }, JSON.stringify({ text }), this.opts);
+    const res = await speechPost(`${base(this.opts, 'https://api.deepgram.com')}/v1/speak?${query.toString()}`, { authorization: `Token ${this.opts.apiKey}`, 'content-type': 'application/json' }, JSON.stringify({ text }), this.opts);
     if (res.body.length % 2 !== 0) throw new SpeechProviderError('bad_response', 'speech provider answered odd-length linear16');
     return { pcm: pcmFromBuffer(res.body, rate), firstAudioMs: performance.now() - started };
   }
