@@ -53,6 +53,12 @@ export async function withTenantMessages<T>(
   const known = preparedOn.get(client) ?? new Set<string>();
   const toPrepare = opening.prepare.filter((p) => !known.has(p.name));
   let discard = false;
+  // A backend that dies between the two messages is reported as an event of the checked-out client:
+  // unheard, it would crash the process; the next message fails on the dead connection instead.
+  const lost = () => {
+    discard = true;
+  };
+  client.on('error', lost);
   try {
     const head = [
       'BEGIN',
@@ -82,6 +88,7 @@ export async function withTenantMessages<T>(
     });
     throw err;
   } finally {
+    client.off('error', lost);
     client.release(discard);
   }
 }
