@@ -131,6 +131,7 @@ async function main() {
   try {
     const t0 = performance.now();
     await engine.setLanguageModel('domain', collectionCallCorpus());
+    await engine.warmUp();
     console.log(`engine start + language model: ${fmt(performance.now() - t0)}`);
     const tts = new OfflineSpeechSynthesizer(engine);
     const synth: number[] = [];
