@@ -147,6 +147,12 @@ async function provision(port: number): Promise<{ tenantId: string; key: string 
   return { tenantId: created.body.tenant.id, key: created.body.api_key.token };
 }
 
+/** The stored artificial-voice disclosure a message campaign needs to pass the engine. */
+async function storeDisclosure(port: number, key: string): Promise<void> {
+  const res = await api(port, 'PUT', '/v1/artificial-voice-disclosure', key, { text: 'This is an automated call from Acme Recovery, a debt collector.' });
+  if (res.status !== 200) throw new Error(`disclosure: ${res.status} ${JSON.stringify(res.body)}`);
+}
+
 async function createRunningCampaign(port: number, key: string, body: Record<string, unknown>, start: Record<string, unknown> = {}): Promise<string> {
   const created = await api(port, 'POST', '/v1/campaigns', key, { name: `scale-${randomUUID()}`, ...body });
   if (created.status !== 201) throw new Error(`campaign create: ${created.status} ${JSON.stringify(created.body)}`);
@@ -316,6 +322,7 @@ async function productPhases(): Promise<void> {
     if (phases.has('restart')) {
       const n = argNumber('restart-campaigns', 200);
       const restartTenant = await provision(port);
+      await storeDisclosure(port, restartTenant.key);
       log(`starting ${n} campaigns for the restart`);
       const ids: string[] = [];
       for (let i = 0; i < n; i += 1) ids.push(await createRunningCampaign(port, restartTenant.key, IDLE_TYPES[i % IDLE_TYPES.length]!, { tick_ms: 1000 }));
@@ -425,24 +432,28 @@ async function sharedPhase(): Promise<void> {
   try {
     for (const p of apiPorts) procs.push(run('src/api.ts', { ...common, PORT: String(p), METRICS_PORT: String(await freePort()) }));
     for (const p of apiPorts) await waitFor(`API on ${p}`, async () => (await fetch(`http://127.0.0.1:${p}/healthz`)).ok, 120_000);
-    const workers = workerMetrics.map((m) => run('workers/main.ts', { ...common, WORKER_METRICS_PORT: String(m) }));
+    const workers = workerMetrics.map((m) => run('workers/main.ts', { ...common, WORKER_METRICS_PORT: String(m), LOG_LEVEL: 'info' }));
     procs.push(...workers);
     for (const w of workers) await waitFor('worker running', () => Promise.resolve(/worker running/.test(w.out())), 120_000);
     const tenant = await provision(apiPorts[0]!);
+    await storeDisclosure(apiPorts[0]!, tenant.key);
     const sockets = await Promise.all(
       apiPorts.map(async (port) => {
         const ticket = await api(port, 'POST', '/v1/ws/ticket', tenant.key);
         const ws = new WebSocket(`ws://127.0.0.1:${port}/v1/ws?ticket=${encodeURIComponent(ticket.body.ticket)}`);
         const ids = new Set<string>();
+        const calls = new Set<string>();
         ws.on('message', (data: WebSocket.RawData) => {
-          const frame = JSON.parse((data as Buffer).toString('utf8')) as { event?: string; event_id?: string };
-          if (frame.event?.startsWith('call.') && frame.event_id) ids.add(frame.event_id);
+          const frame = JSON.parse((data as Buffer).toString('utf8')) as { event?: string; event_id?: string; data?: { call_id?: string } };
+          if (!frame.event?.startsWith('call.')) return;
+          if (frame.event_id) ids.add(frame.event_id);
+          if (frame.data?.call_id) calls.add(frame.data.call_id);
         });
         await new Promise<void>((resolve, reject) => {
           ws.once('open', () => resolve());
           ws.once('error', reject);
         });
-        return { ws, ids };
+        return { ws, ids, calls };
       }),
     );
     const prefix = daytimePrefix();
@@ -470,9 +481,13 @@ async function sharedPhase(): Promise<void> {
           WHERE d.tenant_id = $1 GROUP BY d.id) x`,
       [tenant.tenantId],
     );
-    const events = await ownerQuery<{ n: string }>(`SELECT count(*) AS n FROM events WHERE tenant_id = $1 AND type LIKE 'call.%'`, [tenant.tenantId]).catch(
-      () => [{ n: 'unknown' }],
-    );
+    const placed = (
+      await ownerQuery<{ call_uuid: string }>(
+        `SELECT call_uuid FROM call_attempts WHERE tenant_id = $1 AND corrects_id IS NULL AND call_uuid IS NOT NULL`,
+        [tenant.tenantId],
+      )
+    ).map((r) => r.call_uuid);
+    const sameEvents = (a: Set<string>, b: Set<string>) => a.size === b.size && [...a].every((x) => b.has(x));
     results.shared = {
       api_processes: 2,
       workers: 2,
@@ -481,7 +496,13 @@ async function sharedPhase(): Promise<void> {
       seconds_to_dial_all: seconds,
       debts_dialed_exactly_once: `${perDebt[0]!.n} of ${perDebt[0]!.debts}`,
       dials_per_worker_before_kill: dialsBeforeKill,
-      call_events_seen: { api_1: sockets[0]!.ids.size, api_2: sockets[1]!.ids.size, committed: events[0]!.n },
+      call_events_seen: {
+        api_1: sockets[0]!.ids.size,
+        api_2: sockets[1]!.ids.size,
+        same_events_on_both: sameEvents(sockets[0]!.ids, sockets[1]!.ids),
+        placed_calls_with_an_event: sockets.map((s) => placed.filter((c) => s.calls.has(c)).length),
+        placed_calls: placed.length,
+      },
       goal: 'every lead once, both workers dialed, both sockets see every call.* event, the surviving worker finishes',
     };
     log(JSON.stringify(results.shared));

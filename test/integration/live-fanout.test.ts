@@ -134,7 +134,8 @@ describe('live floor across API processes', () => {
     try {
       const dialed = expectOk(await A('POST', `/v1/campaigns/${campaign.id}/dial`, key, { debt_id: debtId, agent_id: agent.id }));
       const callId = dialed.body.call_id as string;
-      const ofCall = (frames: Frame[], event: string) => frames.find((f) => f.event === event && (f.data?.call_uuid === callId || f.data?.id === callId || f.data?.call_id === callId));
+      // Every call.* frame carries the switch call uuid as call_id (SPEC, live floor).
+      const ofCall = (frames: Frame[], event: string) => frames.find((f) => f.event === event && f.data?.call_id === callId);
       for (const socket of [onB, onA]) {
         const answered = await waitFor(() => Promise.resolve(ofCall(socket.frames, 'call.answered')), 30_000, 'call.answered on the socket');
         const ended = await waitFor(() => Promise.resolve(ofCall(socket.frames, 'call.ended')), 30_000, 'call.ended on the socket');

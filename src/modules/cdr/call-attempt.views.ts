@@ -136,3 +136,11 @@ const recordingUriOf = (alias: string) =>
 export function callAttemptColumns(alias: string): string {
   return COLUMN_ALIASES.map(([column, field]) => `${column === 'recording_uri' ? recordingUriOf(alias) : `${alias}.${column}`} AS "${field}"`).join(', ');
 }
+
+/**
+ * A call.* frame of the live floor: the row as its GET shows it plus `call_id`, the switch call
+ * uuid every call.* frame carries (SPEC, live floor), so a floor matches frames to calls by it.
+ */
+export function liveCallData(view: CallAttemptView) {
+  return { ...view, call_id: view.call_uuid };
+}

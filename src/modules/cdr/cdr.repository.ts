@@ -2,7 +2,7 @@ import type { CallAttempt } from '../../../prisma/generated/client';
 import type { CryptoBox } from '../../lib/crypto-box';
 import { emitEvent } from '../../lib/events';
 import type { SqlTx } from '../../lib/tenancy';
-import { callAttemptColumns, callAttemptView } from './call-attempt.views';
+import { callAttemptColumns, callAttemptView, liveCallData } from './call-attempt.views';
 import type { ListCallsFilters } from './cdr.schemas';
 
 export type CdrFilters = Omit<ListCallsFilters, 'limit' | 'cursor'>;
@@ -186,6 +186,7 @@ export async function insertOutcome(sql: SqlTx, box: CryptoBox, tenantId: string
   );
   const row = rows[0];
   if (!row) return null;
-  await emitEvent(sql, tenantId, { event: 'call.ended', eventId: row.id, occurredAt: row.endedAt ?? outcome.endedAt, data: callAttemptView(row, box) });
+  const view = callAttemptView(row, box);
+  await emitEvent(sql, tenantId, { event: 'call.ended', eventId: row.id, occurredAt: row.endedAt ?? outcome.endedAt, data: view, liveData: liveCallData(view) });
   return row.id;
 }

@@ -10,7 +10,7 @@ import { sellerMessage } from '../call-events/call-speech.rules';
 import { recordCallEvent } from '../call-events/call-event.service';
 import type { CallAttempt } from '../../../prisma/generated/client';
 import { emitEvent } from '../../lib/events';
-import { callAttemptColumns, callAttemptView } from '../cdr/call-attempt.views';
+import { callAttemptColumns, callAttemptView, liveCallData } from '../cdr/call-attempt.views';
 import { insertOutcome } from '../cdr/cdr.repository';
 import { recordOptOut } from '../compliance/optout.repository';
 import { recordCallConversation } from '../compliance/conversation.repository';
@@ -94,7 +94,8 @@ export async function markAnswered(deps: AppDeps, ref: CallRef, answeredAt: stri
       [ref.callAttemptId, answeredAt],
     );
     if (row) {
-      await emitEvent(sql, ref.tenantId, { event: 'call.answered', eventId: `${row.id}:answered`, occurredAt: row.answeredAt!, data: callAttemptView(row, deps.box) });
+      const view = callAttemptView(row, deps.box);
+      await emitEvent(sql, ref.tenantId, { event: 'call.answered', eventId: `${row.id}:answered`, occurredAt: row.answeredAt!, data: view, liveData: liveCallData(view) });
     }
   });
 }
