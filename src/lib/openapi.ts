@@ -1,7 +1,7 @@
 import { OpenAPIHono, z, type Hook } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { ZodError } from 'zod';
-import { AppError, badRequest, methodNotAllowed, notFound } from './errors';
+import { AppError, badRequest, methodNotAllowed, notFound, unprocessable } from './errors';
 import type { AppEnv } from './context';
 
 export { z };
@@ -80,6 +80,19 @@ function isPresent(input: unknown, path: readonly PropertyKey[]): boolean {
  * (whatever else is wrong), then the first other issue. `input` is the value that was validated:
  * zod strips the offending value from its issues, so it is what tells "missing" from "wrong type".
  */
+/**
+ * Options of a zod refinement that ties two fields together (`from` not after `to`, min not above
+ * max). No JSON Schema can publish such a rule, so a request that breaks only rules like it is well
+ * formed by the document and is answered 422 unprocessable (SPEC: "shape fine, semantics broken"),
+ * never 400.
+ */
+export function crossFieldRule(message: string, path: string[]) {
+  return { message, path, params: { crossField: true } };
+}
+
+const isCrossFieldIssue = (issue: ZodError['issues'][number]): boolean =>
+  issue.code === 'custom' && (issue as { params?: { crossField?: unknown } }).params?.crossField === true;
+
 export function describeIssues(error: ZodError, input?: unknown): string {
   const issue = error.issues.find((i) => i.code === 'unrecognized_keys') ?? error.issues[0];
   if (!issue) return 'invalid request';
@@ -157,7 +170,9 @@ const validationHook: Hook<unknown, AppEnv, string, unknown> = (result, c) => {
     }
     throw notFound();
   }
-  throw badRequest(describeIssues(result.error, (result as { data?: unknown }).data));
+  const message = describeIssues(result.error, (result as { data?: unknown }).data);
+  if (result.error.issues.every(isCrossFieldIssue)) throw unprocessable(message);
+  throw badRequest(message);
 };
 
 const METHOD_ORDER = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
@@ -182,9 +197,35 @@ export const DATE_TIME_PATTERN =
 export const NON_BLANK_PATTERN =
   '^[^\\u0000]*[^\\u0000\\t\\n\\u000b\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff][^\\u0000]*$';
 
+/**
+ * The IANA zones a client may send where the server checks for one: the runtime's canonical list
+ * (every entry passes the server's check), plus UTC. The server also takes aliases and other
+ * spellings, which the document leaves out.
+ */
+export const IANA_TIME_ZONES: readonly string[] = [...new Set(['UTC', ...Intl.supportedValuesOf('timeZone')])];
+
 type SchemaNode = Record<string, unknown>;
 
 const SUBSCHEMA_LISTS = ['anyOf', 'oneOf', 'allOf', 'prefixItems'] as const;
+
+/** The component any free-form value points to: whatever JSON, but no U+0000 in a string or a key. */
+const NUL_FREE_JSON = 'NulFreeJson';
+const NUL_FREE_JSON_REF = { $ref: `#/components/schemas/${NUL_FREE_JSON}` };
+const NUL_FREE_JSON_SCHEMA: ComponentSchema = {
+  description: 'Any JSON value with no U+0000 in a string or an object key (U+0000 anywhere in a request is 400)',
+  anyOf: [
+    { type: ['null', 'boolean', 'number'] },
+    { type: 'string', pattern: NUL_FREE_PATTERN },
+    { type: 'array', items: NUL_FREE_JSON_REF },
+    { type: 'object', propertyNames: { pattern: NUL_FREE_PATTERN }, additionalProperties: NUL_FREE_JSON_REF },
+  ],
+};
+
+/** Keywords that make a schema say something about its value; a schema with none of them admits any JSON. */
+const CONSTRAINING_KEYWORDS = ['type', '$ref', 'anyOf', 'oneOf', 'allOf', 'not', 'enum', 'const', 'properties', 'items', 'if'];
+
+const admitsAnything = (node: unknown): boolean =>
+  node === true || (typeof node === 'object' && node !== null && CONSTRAINING_KEYWORDS.every((k) => !(k in node)));
 
 function hasType(node: SchemaNode, type: string): boolean {
   return node.type === type || (Array.isArray(node.type) && node.type.includes(type));
@@ -210,6 +251,11 @@ function publishCentralRules(root: unknown): void {
     if (hasType(schema, 'object') && schema.additionalProperties !== false && schema.propertyNames === undefined) {
       schema.propertyNames = { pattern: NUL_FREE_PATTERN };
     }
+    // Free-form values (z.unknown(), records of unknown, open objects' extra keys) hold no U+0000 either.
+    if (admitsAnything(schema) && schema !== root) Object.assign(schema, NUL_FREE_JSON_REF);
+    if (hasType(schema, 'object') && (schema.additionalProperties === true || admitsAnything(schema.additionalProperties))) {
+      schema.additionalProperties = { ...NUL_FREE_JSON_REF };
+    }
     if (typeof schema.properties === 'object' && schema.properties !== null) pending.push(...Object.values(schema.properties as Record<string, unknown>));
     for (const key of ['items', 'additionalProperties'] as const) if (typeof schema[key] === 'object') pending.push(schema[key]);
     for (const key of SUBSCHEMA_LISTS) if (Array.isArray(schema[key])) pending.push(...(schema[key] as unknown[]));
@@ -217,9 +263,22 @@ function publishCentralRules(root: unknown): void {
 }
 
 type OpenApiDocument = ReturnType<OpenAPIHono<AppEnv>['getOpenAPI31Document']>;
+type ComponentSchema = NonNullable<NonNullable<OpenApiDocument['components']>['schemas']>[string];
+
+/**
+ * A JSON request body that ignores unknown keys still refuses U+0000 in them: its extra keys are
+ * published as free-form values without U+0000 rather than as anything at all.
+ */
+function closeOpenJsonBody(doc: OpenApiDocument, requestBody: unknown): void {
+  let schema = (requestBody as { content?: Record<string, { schema?: unknown }> } | undefined)?.content?.['application/json']?.schema as SchemaNode | undefined;
+  const ref = typeof schema?.$ref === 'string' ? schema.$ref.replace('#/components/schemas/', '') : null;
+  if (ref !== null) schema = doc.components?.schemas?.[ref] as SchemaNode | undefined;
+  if (schema && hasType(schema, 'object') && schema.additionalProperties === undefined) schema.additionalProperties = { ...NUL_FREE_JSON_REF };
+}
 
 /** The schema roots of a document: components, parameters, request and response bodies, headers. */
 function publishDocumentRules(doc: OpenApiDocument): OpenApiDocument {
+  doc.components = { ...doc.components, schemas: { ...doc.components?.schemas, [NUL_FREE_JSON]: NUL_FREE_JSON_SCHEMA } };
   for (const schema of Object.values(doc.components?.schemas ?? {})) publishCentralRules(schema);
   const withContent = (holder: unknown) => {
     const content = (holder as { content?: Record<string, { schema?: unknown }> } | undefined)?.content;
@@ -231,6 +290,7 @@ function publishDocumentRules(doc: OpenApiDocument): OpenApiDocument {
       const operation = op as { parameters?: { schema?: unknown }[]; requestBody?: unknown; responses?: Record<string, unknown> };
       for (const parameter of operation.parameters ?? []) publishCentralRules(parameter.schema);
       withContent(operation.requestBody);
+      closeOpenJsonBody(doc, operation.requestBody);
       for (const response of Object.values(operation.responses ?? {})) {
         withContent(response);
         const headers = (response as { headers?: Record<string, { schema?: unknown }> }).headers;

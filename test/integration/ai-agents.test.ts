@@ -119,6 +119,7 @@ describe('AI agents', () => {
       ['a name of the wrong type', { disclosure: { text: EN }, name: 5 }, /name/],
       ['a pace of the wrong type', { disclosure: { text: EN }, voice: { pace: 'fast' } }, /voice\.pace/],
       ['a disclosure text of the wrong type', { disclosure: { text: 42 } }, /disclosure\.text/],
+      ['a missing disclosure', {}, /field 'disclosure' is required/],
       ['take_payments outside its vocabulary', { disclosure: { text: EN }, policy: { take_payments: 'cash' } }, /take_payments/],
       ['an unknown trigger', { disclosure: { text: EN }, handoff_rules: [{ trigger: 'silence', action: 'transfer', severity: 'hard' }] }, /trigger/],
       ['an unknown action', { disclosure: { text: EN }, handoff_rules: [{ trigger: 'keywords', params: { keywords: ['x'] }, action: 'hang_up', severity: 'hard' }] }, /action/],
@@ -138,7 +139,6 @@ describe('AI agents', () => {
 
     const rule = (trigger: string, params: unknown, extra: Record<string, unknown> = {}) => ({ trigger, params, action: 'transfer', severity: 'hard', ...extra });
     it.each([
-      ['a missing disclosure', {}, /disclosure\.text is required/],
       ['an English text that does not identify the voice as automated', { disclosure: { text: 'Hello, this is Acme Recovery calling about your account.' } }, /does not clearly identify/],
       ['a Spanish text that does not identify the voice as automated', { disclosure: { text: 'Hola, le llamamos de Acme Recovery sobre su cuenta.' } }, /does not clearly identify/],
       ['a text that denies automation', { disclosure: { text: 'This is not an automated call.' } }, /denies/],
@@ -173,9 +173,9 @@ describe('AI agents', () => {
       ['an unlocked human_requested rule', { handoff_rules: [rule('human_requested', {}, { locked: false })] }, /locked/],
       ['a second human_requested rule', { handoff_rules: [rule('human_requested', {}), rule('human_requested', {})] }, /exactly one/],
       ['a repeated rule id', { handoff_rules: [rule('keywords', { keywords: ['a'] }, { id: '11111111-1111-4111-8111-111111111111' }), rule('keywords', { keywords: ['b'] }, { id: '11111111-1111-4111-8111-111111111111' })] }, /repeats/],
-    ])('422 unprocessable for %s, and nothing is created', async (label, body, message) => {
+    ])('422 unprocessable for %s, and nothing is created', async (_label, body, message) => {
       const before = await withTenant(app.deps.db, tenant.tenantId, (tx) => tx.aiAgent.count());
-      const sent = label === 'a missing disclosure' ? body : { disclosure: { text: EN }, ...body };
+      const sent = { disclosure: { text: EN }, ...body };
       expectError(await call('POST', '/v1/ai/agents', sent), 422, 'unprocessable', message);
       expect(await withTenant(app.deps.db, tenant.tenantId, (tx) => tx.aiAgent.count())).toBe(before);
     });

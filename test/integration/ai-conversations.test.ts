@@ -260,9 +260,13 @@ describe('AI conversations', () => {
     });
 
     it('is 400 for a bad filter, limit or cursor', async () => {
-      for (const q of ['?kind=voice', '?status=done', '?outcome=won', '?ai_agent_id=x', '?from=yesterday', '?from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z', '?limit=0', '?limit=1001', '?cursor=%%%']) {
+      for (const q of ['?kind=voice', '?status=done', '?outcome=won', '?ai_agent_id=x', '?from=yesterday', '?limit=0', '?limit=1001', '?cursor=%%%']) {
         expectError(await call('GET', `/v1/ai/conversations${q}`, undefined, fresh.apiKey), 400, 'bad_request');
       }
+    });
+
+    it('is 422 for from after to (a rule across two parameters)', async () => {
+      expectError(await call('GET', '/v1/ai/conversations?from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z', undefined, fresh.apiKey), 422, 'unprocessable');
     });
 
     it('never lists another tenant\'s conversations', async () => {

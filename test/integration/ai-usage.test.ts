@@ -105,11 +105,16 @@ describe('GET /v1/stats/ai-usage', () => {
     expect(res.body.daily).toHaveLength(Math.round((to.getTime() - from.getTime()) / 86_400_000));
   });
 
-  it('answers 400 for an empty or reversed window, a malformed date or campaign id, an unknown key', async () => {
+  it('answers 422 for an empty, reversed or too wide window; 400 for a malformed date or campaign id, an unknown key', async () => {
     for (const query of [
       'from=2026-03-02T00:00:00Z&to=2026-03-02T00:00:00Z',
       'from=2026-03-03T00:00:00Z&to=2026-03-02T00:00:00Z',
       'from=2020-01-01T00:00:00Z&to=2026-01-01T00:00:00Z',
+    ]) {
+      const res = await app.request('GET', `/v1/stats/ai-usage?${query}`, { token: tenant.apiKey });
+      expect([query, res.status, res.body.error?.code]).toEqual([query, 422, 'unprocessable']);
+    }
+    for (const query of [
       'from=yesterday',
       'campaign_id=nope',
       'format=xml',

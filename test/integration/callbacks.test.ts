@@ -324,8 +324,6 @@ describe('GET /v1/callbacks', () => {
     'due=yes',
     'due=',
     'due=now&due=1',
-    'due=now&status=done',
-    'due=true&status=missed',
     'status=open',
     'status=',
     'campaign_id=abc',
@@ -335,6 +333,10 @@ describe('GET /v1/callbacks', () => {
     'limit=x',
   ])('rejects %s with 400 bad_request', async (query) => {
     expectError(await list(tenant, query), 400, 'bad_request');
+  });
+
+  it.each(['due=now&status=done', 'due=true&status=missed'])('refuses %s with 422 unprocessable: the due queue is pending callbacks only', async (query) => {
+    expectError(await list(tenant, query), 422, 'unprocessable');
   });
 
   it("never shows another tenant's callbacks", async () => {

@@ -361,8 +361,13 @@ describe('GET /v1/campaigns/{id}/survey-results', () => {
     expect(res.body).toEqual({ campaign_id: quiet, from: null, to: null, calls_answered: 0, calls_with_keypress: 0, keypresses: 0, optouts: 0, menus: [] });
   });
 
+  it('answers 422 unprocessable for from after to (a rule across two parameters)', async () => {
+    const res = await get(tenant, path(survey, q({ from: '2026-11-03T15:00:00Z', to: '2026-11-03T14:00:00Z' })));
+    expectError(res, 422, 'unprocessable');
+    expect(res.body.error.message).toContain('after');
+  });
+
   it.each([
-    ['from after to', q({ from: '2026-11-03T15:00:00Z', to: '2026-11-03T14:00:00Z' }), 'after'],
     ['a bad from', q({ from: 'yesterday' }), 'from'],
     ['a date without a time', q({ to: '2026-11-03' }), 'to'],
     ['a timestamp without an offset', q({ from: '2026-11-03T14:00:00' }), 'from'],

@@ -163,9 +163,9 @@ describe('Carriers', () => {
       ['a link-local source', { source_ips: ['169.254.169.254'] }, /^source_ips\[0\]/],
       ['every address', { source_ips: ['0.0.0.0/0'] }, /^source_ips\[0\]/],
       ['a block holding a private range', { source_ips: ['8.0.0.0/4'] }, /^source_ips\[0\]/],
-    ])('400 invalid, nothing stored: sip_proxy and source_ips pass the public-address rules (%s)', async (_label, body, message) => {
+    ])('422 unprocessable, nothing stored: sip_proxy and source_ips pass the public-address rules (%s)', async (_label, body, message) => {
       const name = `refused-${randomUUID()}`;
-      expectError(await post(a.apiKey, { kind: 'byoc', name, ...body }), 400, 'invalid', message);
+      expectError(await post(a.apiKey, { kind: 'byoc', name, ...body }), 422, 'unprocessable', message);
       expect((await list(a.apiKey)).body.carriers.map((x: { name: string }) => x.name)).not.toContain(name);
     });
 
@@ -176,8 +176,8 @@ describe('Carriers', () => {
       });
       // Listed by name: accepted without a lookup (the test DNS does not know it).
       expect((await create(a.apiKey, { sip_proxy: 'SBC.corp.example:5080' })).sip_proxy).toBe('sbc.corp.example:5080');
-      expectError(await post(a.apiKey, { kind: 'byoc', name: 'x', sip_proxy: '10.98.0.1' }), 400, 'invalid', /sip_proxy/);
-      expectError(await post(a.apiKey, { kind: 'byoc', name: 'x', source_ips: ['10.0.0.0/8'] }), 400, 'invalid', /source_ips\[0\]/);
+      expectError(await post(a.apiKey, { kind: 'byoc', name: 'x', sip_proxy: '10.98.0.1' }), 422, 'unprocessable', /sip_proxy/);
+      expectError(await post(a.apiKey, { kind: 'byoc', name: 'x', source_ips: ['10.0.0.0/8'] }), 422, 'unprocessable', /source_ips\[0\]/);
     });
 
     it('400 for malformed JSON and 415 for a non-JSON body', async () => {

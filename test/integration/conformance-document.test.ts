@@ -60,7 +60,7 @@ describe('conformance of the published document', () => {
       ['SetAgentCredential', 'password'],
       ['PasswordResetConfirm', 'password'],
       ['ChangePassword', 'new_password'],
-    ]) {
+    ] as const) {
       expect(schemaOf(schema).properties[field]).toMatchObject({ minLength: 12, maxLength: 128 });
     }
     expect(schemaOf('SmsSend').properties.body.pattern).toBe(NON_BLANK_PATTERN);

@@ -217,6 +217,12 @@ describe('debts (read routes, call history, cease-and-desist)', () => {
       expect(refsOf(await list(other))).toEqual(['other-ref']);
     });
 
+    it('answers 422 unprocessable for min_amount_cents above max_amount_cents', async () => {
+      const res = await list(tenant, 'min_amount_cents=10&max_amount_cents=5');
+      expect({ status: res.status, code: res.body.error?.code }).toEqual({ status: 422, code: 'unprocessable' });
+      expect(res.body.error.message).toContain('min_amount_cents');
+    });
+
     it('answers 400 bad_request for each malformed query parameter', async () => {
       const cases: [string, string][] = [
         ['state=archived', 'state'],
@@ -226,7 +232,6 @@ describe('debts (read routes, call history, cease-and-desist)', () => {
         ['min_amount_cents=abc', 'min_amount_cents'],
         ['min_amount_cents=', 'min_amount_cents'],
         ['max_amount_cents=1.5', 'max_amount_cents'],
-        ['min_amount_cents=10&max_amount_cents=5', 'min_amount_cents'],
         ['dialable_by=tomorrow', 'dialable_by'],
         ['dialable_by=2030-01-01', 'dialable_by'],
         // A literal plus in a query string is a space: not E.164.
@@ -532,7 +537,7 @@ describe('debts (read routes, call history, cease-and-desist)', () => {
       await importDebts(tenant, [{ external_ref: externalRef, consumer_ref: 'hal' }]);
       const id = await debtId(tenant, externalRef);
       const future = new Date(Date.now() + 3600_000).toISOString();
-      expectError(await cnd(tenant, id, { received_at: future }), 400, 'invalid');
+      expectError(await cnd(tenant, id, { received_at: future }), 422, 'unprocessable');
       for (const body of [{ received_at: 'yesterday' }, { note: 'x'.repeat(501) }, { note: 5 }, { reason: 'x' }, { received_at: null }]) {
         const res = await cnd(tenant, id, body);
         expect({ body, status: res.status, code: res.body.error?.code }).toEqual({ body, status: 400, code: 'bad_request' });

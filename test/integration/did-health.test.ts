@@ -133,11 +133,11 @@ describe('GET /v1/dids/{id}/health', () => {
     expect(res.body).toMatchObject({ status: 'retired', dials: 1, answered: 1, short_calls: 0, answer_rate: 1, short_call_rate: 0 });
   });
 
-  it('400 bad_request when from is not before to, or for a bad timestamp', async () => {
-    expectError(await health(tenant, didId, `?from=${TO}&to=${FROM}`), 400, 'bad_request');
-    expectError(await health(tenant, didId, `?from=${FROM}&to=${FROM}`), 400, 'bad_request');
+  it('422 unprocessable when from is not before to, 400 bad_request for a bad timestamp', async () => {
+    expectError(await health(tenant, didId, `?from=${TO}&to=${FROM}`), 422, 'unprocessable');
+    expectError(await health(tenant, didId, `?from=${FROM}&to=${FROM}`), 422, 'unprocessable');
     expectError(await health(tenant, didId, '?from=yesterday'), 400, 'bad_request');
-    expectError(await health(tenant, didId, '?from=2030-01-01T00:00:00Z'), 400, 'bad_request');
+    expectError(await health(tenant, didId, '?from=2030-01-01T00:00:00Z'), 422, 'unprocessable');
   });
 
   it('404 for an unknown, a malformed and another tenant’s DID', async () => {

@@ -157,7 +157,6 @@ describe('DID registry', () => {
       ['an npa of four digits', { npa: '2125' }, /npa/],
       ['an npa starting with 0', { npa: '012' }, /npa/],
       ['letters as npa', { npa: 'abc' }, /npa/],
-      ['an npa that is not the area code of a +1 number', { e164: '+12125550000', npa: '646' }, /npa must be the area code of \+12125550000 \(212\)/],
       ['a one-letter us_state', { us_state: 'N' }, /us_state must be a two-letter code/],
       ['a three-letter us_state', { us_state: 'NYC' }, /us_state/],
       ['a us_state with a digit', { us_state: 'N1' }, /us_state/],
@@ -174,6 +173,13 @@ describe('DID registry', () => {
     ])('refuses %s with 400 invalid and stores nothing', async (_label, body, message) => {
       const t = await provisionTenant(app);
       expectError(await post(t.apiKey, { e164: nextNumber(), ...body }), 400, 'invalid', message);
+      expect(await countDids(t)).toBe(0);
+    });
+
+    it('refuses with 422 unprocessable an e164 its country cannot have, and an npa that is not the area code of a +1 number', async () => {
+      const t = await provisionTenant(app);
+      expectError(await post(t.apiKey, { e164: '+1212555' }), 422, 'unprocessable', /not a possible number/);
+      expectError(await post(t.apiKey, { e164: '+12125550000', npa: '646' }), 422, 'unprocessable', /npa must be the area code of \+12125550000 \(212\)/);
       expect(await countDids(t)).toBe(0);
     });
 
@@ -291,7 +297,7 @@ describe('DID registry', () => {
       expect((await patch(tenant.apiKey, did.id, { notes: '' })).body.did.notes).toBeNull();
       // The npa can be set back, to the number's own area code only.
       expect((await patch(tenant.apiKey, did.id, { npa: '212' })).body.did.npa).toBe('212');
-      expectError(await patch(tenant.apiKey, did.id, { npa: '718' }), 400, 'invalid', /area code/);
+      expectError(await patch(tenant.apiKey, did.id, { npa: '718' }), 422, 'unprocessable', /area code/);
     });
 
     it('refuses e164 (immutable) and the rendered keys with 400 bad_request naming them, changing nothing', async () => {

@@ -110,8 +110,9 @@ describe('Inbound routes', () => {
       expectError(await post(a, body), 400, 'bad_request');
     });
 
-    it('400 invalid: e164, dest_ref and notes rules', async () => {
+    it('400 invalid: e164, dest_ref and notes rules; 422 for a number its country cannot have', async () => {
       expectError(await post(a, { e164: '4155550000', dest_type: 'queue' }), 400, 'invalid', /e164/);
+      expectError(await post(a, { e164: '+1415555', dest_type: 'queue' }), 422, 'unprocessable', /not a possible number/);
       expectError(await post(a, { e164: await did(a), dest_type: 'queue', dest_ref: 'q'.repeat(201) }), 400, 'invalid', /dest_ref/);
       expectError(await post(a, { e164: await did(a), dest_type: 'queue', notes: 'n'.repeat(2001) }), 400, 'invalid', /notes/);
     });

@@ -204,8 +204,10 @@ describe('planned shifts', () => {
       expect((await list(tenant.apiKey, '?limit=1000')).body.planned_shifts.map((s: { id: string }) => s.id)).not.toContain(shift.id);
     });
 
-    it('answers 400 for bad query parameters', async () => {
-      for (const query of ['?from=yesterday', '?to=2030-01-01', `?from=${at(DAY)}&to=${at(DAY)}`, '?status=done', '?agent_id=nope', '?limit=0', '?limit=1001', '?cursor=%%%']) {
+    it('answers 400 for bad query parameters, 422 for from not before to', async () => {
+      expectError(await list(tenant.apiKey, `?from=${at(DAY)}&to=${at(DAY)}`), 422, 'unprocessable');
+      expectError(await list(tenant.apiKey, `?from=${at(2 * DAY)}&to=${at(DAY)}`), 422, 'unprocessable');
+      for (const query of ['?from=yesterday', '?to=2030-01-01', '?status=done', '?agent_id=nope', '?limit=0', '?limit=1001', '?cursor=%%%']) {
         expectError(await list(tenant.apiKey, query), 400, 'bad_request');
       }
     });

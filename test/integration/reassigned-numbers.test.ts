@@ -179,6 +179,10 @@ describe('reassigned numbers', () => {
       }
     });
 
+    it('answers 422 for a phone of the published E.164 pattern that its country cannot have', async () => {
+      expectError(await lookup(tenant.apiKey, '+1212555'), 422, 'unprocessable');
+    });
+
     it('needs a credential', async () => {
       expectError(await app.request('GET', `/v1/reassigned-numbers?phone=${encodeURIComponent(nanp(1))}`), 401, 'unauthorized');
     });

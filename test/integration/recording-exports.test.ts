@@ -270,12 +270,12 @@ describe('POST /v1/recording-exports refusals', () => {
     tenant = await provisionTenant(app);
   });
 
-  it('is 422 range_too_large past the limit and 400 for from after to', async () => {
+  it('is 422 range_too_large past the limit and 422 unprocessable for from after to', async () => {
     const to = new Date('2026-06-01T00:00:00Z');
     const tooWide = new Date(to.getTime() - (app.config.RECORDING_EXPORT_MAX_RANGE_DAYS * DAY_MS + 1000));
     expectError(await post(tenant, { from: tooWide.toISOString(), to: to.toISOString() }), 422, 'range_too_large');
     expectError(await post(tenant, { from: '2020-01-01T00:00:00Z' }), 422, 'range_too_large');
-    expectError(await post(tenant, { from: to.toISOString(), to: tooWide.toISOString() }), 400, 'bad_request');
+    expectError(await post(tenant, { from: to.toISOString(), to: tooWide.toISOString() }), 422, 'unprocessable');
     expect(await exportCount(tenant)).toBe(0);
   });
 

@@ -134,10 +134,14 @@ describe('GET /v1/recordings', () => {
   });
 
   it('rejects bad queries with 400 bad_request', async () => {
-    for (const query of ['limit=1001', 'limit=0', 'from=yesterday', 'to=2026-10-01', `from=${at(5).toISOString()}&to=${at(1).toISOString()}`,
+    for (const query of ['limit=1001', 'limit=0', 'from=yesterday', 'to=2026-10-01',
       'cursor=not-a-cursor', 'agent_id=nope', 'q=', `q=${'x'.repeat(201)}`]) {
       expectError(await get(`/v1/recordings?${query}`), 400, 'bad_request');
     }
+  });
+
+  it('answers from after to with 422 unprocessable (a rule across two parameters)', async () => {
+    expectError(await get(`/v1/recordings?from=${at(5).toISOString()}&to=${at(1).toISOString()}`), 422, 'unprocessable');
   });
 
   it('never shows another tenant its recordings', async () => {

@@ -142,7 +142,7 @@ describe('SMS providers', () => {
       const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ format: 'der', type: 'spki' }).toString('base64');
       for (const secret of [HMAC_SECRET, Buffer.alloc(31).toString('base64'), rsa, 'not base64!']) {
         const res = await post(a.apiKey, { adapter: 'carrier_a', region: 'us', name: 'x', webhook_secret: secret });
-        expectError(res, 400, 'invalid', /Ed25519/);
+        expectError(res, 422, 'unprocessable', /Ed25519/);
         expect(res.text).not.toContain(secret);
       }
     });
@@ -275,13 +275,13 @@ describe('SMS providers', () => {
       expectError(await patch(a.apiKey, p.id, { region: 'br' }), 400, 'bad_request');
       expectError(await patch(a.apiKey, p.id, { name: '' }), 400, 'invalid');
       expectError(await patch(a.apiKey, p.id, { base_url: 'https://private.example.com/' }), 422, 'unprocessable', /base_url/);
-      expectError(await patch(a.apiKey, p.id, { adapter: 'carrier_a', webhook_secret: HMAC_SECRET }), 400, 'invalid', /Ed25519/);
+      expectError(await patch(a.apiKey, p.id, { adapter: 'carrier_a', webhook_secret: HMAC_SECRET }), 422, 'unprocessable', /Ed25519/);
       expect((await row(a, p.id)).tenantId).toBe(a.tenantId);
     });
 
     it('moving to carrier_a keeps the stored secret only when it is an Ed25519 key', async () => {
       const withHmac = await create(a.apiKey, { webhook_secret: HMAC_SECRET });
-      expectError(await patch(a.apiKey, withHmac.id, { adapter: 'carrier_a' }), 400, 'invalid', /webhook_secret/);
+      expectError(await patch(a.apiKey, withHmac.id, { adapter: 'carrier_a' }), 422, 'unprocessable', /webhook_secret/);
       const key = ed25519();
       expect((await patch(a.apiKey, withHmac.id, { adapter: 'carrier_a', webhook_secret: key.raw })).body.sms_provider).toMatchObject({ adapter: 'carrier_a', has_secret: true });
     });

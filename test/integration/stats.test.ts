@@ -190,10 +190,18 @@ describe('GET /v1/stats/penetration', () => {
 
   it.each([
     ['no campaign_ids', '', 'campaign_ids is required'],
-    ['an empty campaign_ids', 'campaign_ids=', 'campaign_ids is required'],
-    ['a non-uuid', 'campaign_ids=nope', 'not a uuid'],
-    ['101 ids', `campaign_ids=${Array.from({ length: 101 }, () => randomUUID()).join(',')}`, 'at most 100'],
-    ['from after to', `campaign_ids=${randomUUID()}&from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z`, 'from is after to'],
+    ['from after to', `campaign_ids=${randomUUID()}&from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z`, "'from' is after 'to'"],
+  ])('answers 422 for %s (a rule across parameters)', async (_label, query, message) => {
+    const res = await app.request('GET', `/v1/stats/penetration?${query}`, { token: tenant.apiKey });
+    expectError(res, 422, 'unprocessable');
+    expect(res.body.error.message).toContain(message);
+  });
+
+  it.each([
+    ['an empty campaign_ids', 'campaign_ids=', 'campaign_ids'],
+    ['a non-uuid', 'campaign_ids=nope', 'uuids'],
+    ['101 ids', `campaign_ids=${Array.from({ length: 101 }, () => randomUUID()).join(',')}`, '1 to 100'],
+    ['a non-uuid campaign_id beside campaign_ids', `campaign_ids=${randomUUID()}&campaign_id=nope`, 'campaign_id'],
     ['a bad timestamp', `campaign_ids=${randomUUID()}&from=yesterday`, 'from'],
   ])('answers 400 for %s', async (_label, query, message) => {
     const res = await app.request('GET', `/v1/stats/penetration?${query}`, { token: tenant.apiKey });

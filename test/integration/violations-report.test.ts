@@ -236,8 +236,12 @@ describe('GET /v1/reports/violations-prevented', () => {
     expect(exact.truncated).toBe(false);
   });
 
-  it('answers 400 for a bad format, bad window or bad campaign id, and 401 without credentials', async () => {
-    for (const query of ['format=xml', 'format=', 'from=2025-05-12T00:00:00Z&to=2025-05-05T00:00:00Z', 'to=not-a-time', 'campaign_id=123']) {
+  it('answers 400 for a bad format, timestamp or campaign id, 422 for from after to or a window over 366 days, and 401 without credentials', async () => {
+    for (const query of ['from=2025-05-12T00:00:00Z&to=2025-05-05T00:00:00Z', 'from=2024-01-01T00:00:00Z&to=2025-05-05T00:00:00Z']) {
+      const res = await app.request('GET', `/v1/reports/violations-prevented?${query}`, { token: tenant.apiKey });
+      expect([query, res.status, res.body.error?.code]).toEqual([query, 422, 'unprocessable']);
+    }
+    for (const query of ['format=xml', 'format=', 'to=not-a-time', 'campaign_id=123']) {
       const res = await app.request('GET', `/v1/reports/violations-prevented?${query}`, { token: tenant.apiKey });
       expect([query, res.status, res.body.error?.code]).toEqual([query, 400, 'bad_request']);
     }

@@ -1,6 +1,6 @@
 import { z } from '../../lib/openapi';
 import { AgentSchema } from '../tenants/tenant.schemas';
-import { AGENT_ROLES, DEVICE_MODES, NAME_MAX_CHARS, SIP_EXTENSION_RULE } from './agent.rules';
+import { AGENT_ROLES, DEVICE_MODES, NAME_MAX_CHARS, SIP_EXTENSION_RE, SIP_EXTENSION_RULE } from './agent.rules';
 
 /** The Agent component is shared with the tenant provisioning answer (admin_agent). */
 export { AgentSchema };
@@ -8,12 +8,13 @@ export { AgentSchema };
 export const AgentEnvelope = z.object({ agent: AgentSchema });
 export const AgentList = z.object({ agents: z.array(AgentSchema) }).openapi('AgentList');
 
-const extension = (description: string) => z.string().openapi({ description, example: '1001' });
+const extension = (description: string) => z.string().openapi({ pattern: SIP_EXTENSION_RE.source, description, example: '1001' });
 
 export const CreateAgentBody = z
   .strictObject({
     name: z.string().openapi({ description: `Trimmed; blank or over ${NAME_MAX_CHARS} characters is 422 unprocessable`, example: 'Ana Ruiz' }),
     email: z.string().openapi({
+      format: 'email',
       description: 'Trimmed and stored lowercase; not an email address is 422 unprocessable; unique per tenant, case-insensitively (409 conflict)',
       example: 'ana@acme.example',
     }),

@@ -139,7 +139,7 @@ export const CreateAiAgentBody = z
       .openapi({ description: `Trimmed, 1 to ${NAME_MAX_CHARS} characters ${RULE_422}; unique among the tenant's agents not retired, case-insensitively (409). Default "AI agent N"` }),
     status: z.string().optional().openapi({ description: "Only 'draft' (any other value is 422 unprocessable): an agent goes live through PATCH" }),
     voice: VoiceInput.optional(),
-    disclosure: DisclosureInput.optional().openapi({ description: 'Required in effect: absent is 422 unprocessable' }),
+    disclosure: DisclosureInput.openapi({ description: 'Required (absent is 400 bad_request); its text is checked for content (422 unprocessable)' }),
     policy: PolicyInput.optional(),
     handoff_rules: z.array(HandoffRuleInput).optional().openapi({ description: HANDOFF_NOTE }),
   })

@@ -20,8 +20,8 @@ export function aiUsageRoutes(deps: AppDeps) {
       description: `One metered row exists per answered AI call, billed once per call uuid: billable_seconds are the answer-to-end seconds
 capped at the call's ceiling (ai_max_call_seconds_effective), billed per started minute (ceil(seconds / 60)) at the rate in force when
 the call was metered, which the row keeps. The window is half-open, \`[from, to)\` by answer time; the defaults are the current UTC month.
-\`from\` must be before \`to\` and the window at most ${AI_USAGE_MAX_DAYS} days (400 \`bad_request\` otherwise, as for a malformed date
-or campaign_id, or an unknown query key). Totals are sums of the rows: \`billable_minutes\` sums each call's started minutes and
+\`from\` must be before \`to\` and the window at most ${AI_USAGE_MAX_DAYS} days (422 \`unprocessable\` otherwise: a rule across both
+fields; a malformed date or campaign_id, or an unknown query key, is 400 \`bad_request\`). Totals are sums of the rows: \`billable_minutes\` sums each call's started minutes and
 \`estimated_cost_usd\` each row's own cost; \`minute_rate_usd\` is the rate new calls are metered at now. Decimals are strings with 4
 places. \`daily\` has one entry per UTC date the window touches, dates without calls included.
 
@@ -38,7 +38,7 @@ scope: a \`ddw_\` widget token is 403.`,
             'text/csv': { schema: z.string().openapi({ description: `Header ${AI_USAGE_CSV_COLUMNS.join(',')}, then one line per date` }) },
           },
         },
-        ...errorResponses(400, 401, 403),
+        ...errorResponses(400, 401, 403, 422),
       },
     }),
     async (c) => {

@@ -1,5 +1,5 @@
 import type { AppDeps } from '../../deps';
-import { badRequest } from '../../lib/errors';
+import { unprocessable } from '../../lib/errors';
 import { withTenantSql } from '../../lib/tenancy';
 import { csvLine } from '../compliance-reports/artifact';
 import { utcMonth } from './ai-call.rules';
@@ -19,8 +19,8 @@ export async function aiUsage(deps: AppDeps, tenantId: string, q: AiUsageQueryT,
   const month = utcMonth(now);
   const from = q.from ? new Date(q.from) : month.from;
   const to = q.to ? new Date(q.to) : month.to;
-  if (from.getTime() >= to.getTime()) throw badRequest('from must be before to (the window is half-open: [from, to))');
-  if (to.getTime() - from.getTime() > AI_USAGE_MAX_DAYS * 86_400_000) throw badRequest(`the window is at most ${AI_USAGE_MAX_DAYS} days`);
+  if (from.getTime() >= to.getTime()) throw unprocessable("'from' must be before 'to' (the window is half-open: [from, to))");
+  if (to.getTime() - from.getTime() > AI_USAGE_MAX_DAYS * 86_400_000) throw unprocessable(`the window from 'from' to 'to' is at most ${AI_USAGE_MAX_DAYS} days`);
   const campaignId = q.campaign_id?.toLowerCase() ?? null;
   return withTenantSql(deps.db, tenantId, async (sql) => {
     const days = await sql.query<{ date: string; calls: number; billable_seconds: number; billable_minutes: number; cost_usd: string }>(

@@ -86,9 +86,9 @@ outside 1..3600. 422 \`unprocessable\`: a \`consult_config\` the campaign valida
       description: `Summaries (no transcript or events), newest first by started_at then id. Filters, all optional and combined with AND:
 \`ai_agent_id\`, \`campaign_id\`, \`kind\` (call | sandbox), \`status\` (active | ended | taken_over), \`outcome\` (an engine outcome),
 \`from\` (inclusive) and \`to\` (exclusive) on started_at. \`limit\` default 100, max 1000; \`next_cursor\` is null on the last page. 400
-\`bad_request\` for a malformed uuid, an unknown enum value, a bad date, from after to, a limit out of range or a bad cursor. ${SCOPE}`,
+\`bad_request\` for a malformed uuid, an unknown enum value, a bad date, a limit out of range or a bad cursor; 422 \`unprocessable\` for from after to. ${SCOPE}`,
       request: { query: ListConversationsQuery },
-      responses: { 200: jsonContent(AiConversationList, 'A page of conversations'), ...errorResponses(400, 401, 403) },
+      responses: { 200: jsonContent(AiConversationList, 'A page of conversations'), ...errorResponses(400, 401, 403, 422) },
     }),
     async (c) => c.json(await listConversations(deps, c.get('principal').tenantId, c.req.valid('query')), 200),
   );

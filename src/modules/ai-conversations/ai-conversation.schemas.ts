@@ -1,4 +1,4 @@
-import { z } from '../../lib/openapi';
+import { crossFieldRule, NON_BLANK_PATTERN, z } from '../../lib/openapi';
 import { cursorParam, limitParam } from '../../lib/pagination';
 import { OUTCOMES } from '../ai-engine/engine.types';
 import {
@@ -17,15 +17,15 @@ const DEFAULTS = SANDBOX_DEFAULT_DEBT;
 const SandboxDebt = z
   .strictObject({
     balance_cents: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional().openapi({ description: `Default ${DEFAULTS.balance_cents}` }),
-    currency: z.string().optional().openapi({ description: `ISO 4217, three capital letters (422 otherwise); default ${DEFAULTS.currency}` }),
-    creditor_name: z.string().max(200).optional().openapi({ description: `Not blank (422); default '${DEFAULTS.creditor_name}'` }),
-    account_last4: z.string().optional().openapi({ description: `Four digits (422); default '${DEFAULTS.account_last4}'` }),
-    ssn_last4: z.string().optional().openapi({ description: `Four digits (422); default '${DEFAULTS.ssn_last4}'` }),
-    dob: z.string().optional().openapi({ description: `YYYY-MM-DD calendar date (422); default ${DEFAULTS.dob}` }),
-    zip: z.string().optional().openapi({ description: `Five digits (422); default '${DEFAULTS.zip}'` }),
-    pin: z.string().optional().openapi({ description: `4 to 8 digits (422); default '${DEFAULTS.pin}'` }),
+    currency: z.string().optional().openapi({ pattern: '^[A-Z]{3}$', description: `ISO 4217, three capital letters (422 otherwise); default ${DEFAULTS.currency}` }),
+    creditor_name: z.string().max(200).optional().openapi({ pattern: NON_BLANK_PATTERN, description: `Not blank (422); default '${DEFAULTS.creditor_name}'` }),
+    account_last4: z.string().optional().openapi({ pattern: '^[0-9]{4}$', description: `Four digits (422); default '${DEFAULTS.account_last4}'` }),
+    ssn_last4: z.string().optional().openapi({ pattern: '^[0-9]{4}$', description: `Four digits (422); default '${DEFAULTS.ssn_last4}'` }),
+    dob: z.string().optional().openapi({ format: 'date', description: `YYYY-MM-DD calendar date (422); default ${DEFAULTS.dob}` }),
+    zip: z.string().optional().openapi({ pattern: '^[0-9]{5}$', description: `Five digits (422); default '${DEFAULTS.zip}'` }),
+    pin: z.string().optional().openapi({ pattern: '^[0-9]{4,8}$', description: `4 to 8 digits (422); default '${DEFAULTS.pin}'` }),
     minimum_payment_cents: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional().openapi({ description: `Default ${DEFAULTS.minimum_payment_cents}` }),
-    due_date: z.string().optional().openapi({ description: `YYYY-MM-DD calendar date (422); default ${DEFAULTS.due_date}` }),
+    due_date: z.string().optional().openapi({ format: 'date', description: `YYYY-MM-DD calendar date (422); default ${DEFAULTS.due_date}` }),
     account_status: z.string().max(100).optional().openapi({ description: `Default '${DEFAULTS.account_status}'` }),
   })
   .openapi('AiSandboxDebt', { description: 'Synthetic debt facts; each absent key takes its default. Never a real debt.' });
@@ -126,10 +126,7 @@ export const ListConversationsQuery = z
     limit: limitParam(100, 1000),
     cursor: cursorParam,
   })
-  .refine((q) => q.from === undefined || q.to === undefined || Date.parse(q.from) <= Date.parse(q.to), {
-    message: 'from must not be after to',
-    path: ['from'],
-  });
+  .refine((q) => q.from === undefined || q.to === undefined || Date.parse(q.from) <= Date.parse(q.to), crossFieldRule("'from' must not be after 'to'", ['from']));
 export type ListConversationsInput = z.infer<typeof ListConversationsQuery>;
 
 export const AiConversationList = z

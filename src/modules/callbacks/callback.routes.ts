@@ -2,6 +2,7 @@ import { createRoute } from '@hono/zod-openapi';
 import type { AppDeps } from '../../deps';
 import { actorOf } from '../../lib/audit';
 import { requireManagement } from '../../lib/auth';
+import { unprocessable } from '../../lib/errors';
 import { createRouter, errorResponses, IdParam, jsonBody, jsonContent } from '../../lib/openapi';
 import { CALLBACK_VERBS, type CallbackVerb } from './callback.rules';
 import { CallbackEnvelope, CallbackList, CreateCallbackBody, ListCallbacksQuery } from './callback.schemas';
@@ -31,11 +32,16 @@ export function callbackRoutes(deps: AppDeps) {
       description: `Without due: the callbacks in status (default pending), by scheduled_at then id, at most limit of them (narrow
 with campaign_id and debt_id; there is no cursor). With due=now (or true or 1): the due queue, pending callbacks with
 scheduled_at at or before now, ordered by priority (highest first), then scheduled_at, then id; the runner dials these
-before fresh leads. Unknown or foreign campaign and debt ids give an empty list; malformed ones are 400.`,
+before fresh leads. Unknown or foreign campaign and debt ids give an empty list; malformed ones are 400. due with a status
+other than pending is 422 \`unprocessable\` (the queue holds pending callbacks only; a rule across two fields).`,
       request: { query: ListCallbacksQuery },
-      responses: { 200: jsonContent(CallbackList, 'Callbacks'), ...errorResponses(400, 401, 403) },
+      responses: { 200: jsonContent(CallbackList, 'Callbacks'), ...errorResponses(400, 401, 403, 422) },
     }),
-    async (c) => c.json(await listCallbacks(deps, c.get('principal').tenantId, c.req.valid('query')), 200),
+    async (c) => {
+      const query = c.req.valid('query');
+      if (query.due && query.status !== undefined && query.status !== 'pending') throw unprocessable("'due' lists pending callbacks only: drop 'status' or set it to pending");
+      return c.json(await listCallbacks(deps, c.get('principal').tenantId, query), 200);
+    },
   );
 
   app.openapi(

@@ -22,14 +22,10 @@ export const ListCallbacksQuery = z
         description:
           'now, true or 1: only the due queue, pending callbacks with scheduled_at at or before now, ordered by priority (highest first), then scheduled_at, then id. false or 0: the same as omitting it. Anything else is 400',
       }),
-    status: z.enum(CALLBACK_STATUSES).optional().openapi({ description: 'Default pending. With due, only pending is accepted (anything else is 400)' }),
+    status: z.enum(CALLBACK_STATUSES).optional().openapi({ description: 'Default pending. With due, only pending is accepted (anything else is 422 unprocessable)' }),
     campaign_id: z.string().regex(UUID_RE, 'must be a uuid').optional().openapi({ format: 'uuid' }),
     debt_id: z.string().regex(UUID_RE, 'must be a uuid').optional().openapi({ format: 'uuid' }),
     limit: limitParam(100, 1000),
-  })
-  .refine((q) => !q.due || q.status === undefined || q.status === 'pending', {
-    message: 'due lists pending callbacks only',
-    path: ['status'],
   });
 
 export type ListCallbacksFilters = z.infer<typeof ListCallbacksQuery>;

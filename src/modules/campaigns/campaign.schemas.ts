@@ -1,4 +1,5 @@
-import { z } from '../../lib/openapi';
+import { IANA_TIME_ZONES, NON_BLANK_PATTERN, z } from '../../lib/openapi';
+import { E164_RE } from '../../lib/phone';
 import { cursorParam, limitParam } from '../../lib/pagination';
 import {
   ABANDONMENT_THRESHOLD,
@@ -15,6 +16,7 @@ import {
   MERGE_VARIABLES,
   NAME_MAX,
   SMS_BODY_MAX,
+  TIME_OF_DAY_RE,
   TTS_PROMPT_MAX,
 } from './campaign.rules';
 
@@ -102,40 +104,49 @@ export const CampaignList = z
 // (400 invalid).
 
 const writeFields = {
-  name: z.string().openapi({ description: `Unique per tenant, case-insensitive (409); trimmed; 1 to ${NAME_MAX} characters` }),
+  name: z.string().openapi({ pattern: NON_BLANK_PATTERN, maxLength: NAME_MAX, description: `Unique per tenant, case-insensitive (409); trimmed; 1 to ${NAME_MAX} characters` }),
   campaign_type: z.string().openapi({
     enum: [...CAMPAIGN_TYPES],
     description: 'Default predictive. A value outside the vocabulary is 400 invalid',
   }),
   sms_body: z.string().nullable().openapi({ description: SMS_BODY_DESCRIPTION }),
   abandonment_threshold: z.number().nullable().openapi({
+    minimum: ABANDONMENT_THRESHOLD.min,
+    maximum: ABANDONMENT_THRESHOLD.max,
     description: `A fraction from ${ABANDONMENT_THRESHOLD.min} to ${ABANDONMENT_THRESHOLD.max} (0.03 = 3 %), at most ${ABANDONMENT_THRESHOLD.scale} decimal places (never rounded); rendered as a decimal string`,
     example: 0.03,
   }),
   min_dial_ratio: z.number().nullable().openapi({
+    minimum: DIAL_RATIO.min,
+    maximum: DIAL_RATIO.max,
     description: `From ${DIAL_RATIO.min} to ${DIAL_RATIO.max}, at most ${DIAL_RATIO.scale} decimal places; not above max_dial_ratio; rendered as a decimal string`,
     example: 1.2,
   }),
   max_dial_ratio: z.number().nullable().openapi({
+    minimum: DIAL_RATIO.min,
+    maximum: DIAL_RATIO.max,
     description: `From ${DIAL_RATIO.min} to ${DIAL_RATIO.max}, at most ${DIAL_RATIO.scale} decimal places; not below min_dial_ratio; rendered as a decimal string`,
     example: 3,
   }),
   calling_window_start: z.string().nullable().openapi({
+    pattern: TIME_OF_DAY_RE.source,
     description: 'HH:MM:SS (00:00:00 to 23:59:59). Start and end are set together (both or neither) and start is before end; otherwise 400 invalid',
     example: '09:00:00',
   }),
-  calling_window_end: z.string().nullable().openapi({ description: 'HH:MM:SS, after calling_window_start', example: '20:00:00' }),
-  default_timezone: z.string().nullable().openapi({ description: 'IANA zone (400 invalid otherwise)', example: 'America/New_York' }),
+  calling_window_end: z.string().nullable().openapi({ pattern: TIME_OF_DAY_RE.source, description: 'HH:MM:SS, after calling_window_start', example: '20:00:00' }),
+  default_timezone: z.string().nullable().openapi({ enum: [...IANA_TIME_ZONES, null], description: 'IANA zone (400 invalid otherwise)', example: 'America/New_York' }),
   calling_window_destination_local: z.boolean(),
   record_calls: z.boolean(),
   ai_voice: z.boolean(),
   amd_enabled: z.boolean().nullable(),
   optout_digit: z.unknown().openapi({
     type: ['string', 'null'],
+    pattern: '^[0-9*#]?$',
     description: 'Exactly one DTMF key (0-9, *, #). Empty string or null clears. Anything else, whatever its JSON type, is 400 invalid',
     example: '9',
   }),
   tts_prompt: z.string().nullable().openapi({
+    maxLength: TTS_PROMPT_MAX,
     description: `At most ${TTS_PROMPT_MAX} characters (400 invalid); empty, whitespace-only or null clears`,
   }),
   ivr_menu: z.record(z.string(), z.unknown()).openapi({ description: `${IVR_DESCRIPTION} Not an object: 400 bad_request.` }),
@@ -151,14 +162,19 @@ const writeFields = {
       "retired one are 400 `invalid` naming carrier. A run's `gateway` option overrides it. The trunk is read again at every dial: once the carrier is " +
       'disabled or retired, each call recorded for it is closed `not_placed` with hangup_cause TRUNK_DISABLED or TRUNK_RETIRED and nothing rings',
   }),
-  caller_ids: z.array(z.string()).openapi({
+  caller_ids: z.array(z.string().openapi({ pattern: E164_RE.source })).openapi({
+    maxItems: CALLER_IDS_MAX,
+    uniqueItems: true,
     description: `Distinct E.164 numbers, at most ${CALLER_IDS_MAX} (400 invalid otherwise); a number that is an active DID of another tenant is 400 invalid. An sms_blast campaign with an empty caller_id_pool texts from these, so each must be an active DID of the tenant (400 invalid otherwise)`,
     example: ['+12125550100'],
   }),
-  caller_id_pool: z.array(z.string()).openapi({
+  caller_id_pool: z.array(z.string().openapi({ format: 'uuid' })).openapi({
+    maxItems: CALLER_IDS_MAX,
+    uniqueItems: true,
     description: `Distinct ids of DIDs in the tenant's registry, any status, at most ${CALLER_IDS_MAX}; an unknown, foreign or malformed id is 400 invalid. An sms_blast campaign texts from the pool's active DIDs (at least one must be active when the pool is written, 400 invalid otherwise), or from caller_ids when the pool is empty; with neither it is 400 invalid`,
   }),
   ai_agent_id: z.string().nullable().openapi({
+    format: 'uuid',
     description: `The AI agent of an ai_voice campaign (any type may hold one; only ai_voice uses it). It must be an agent of the tenant that is not
 retired: a malformed, unknown, foreign or retired id is 400 invalid. null clears. Starting or resuming an ai_voice campaign needs one
 (409 otherwise); whether it is live is read on every dial tick`,

@@ -56,7 +56,7 @@ must be public (loopback, private, CGNAT, link-local, reserved and cloud metadat
 \`*.internal\`, and a name that does not resolve are refused) unless the operator lists it in SIP_EDGE_ALLOWLIST; 403 for scope empresa without
 account_admin; 413 over 8 MiB; 415 when the body is not JSON. Audited as carrier.created. ${SCOPE}`,
       request: { body: jsonBody(CreateCarrierBody) },
-      responses: { 201: jsonContent(CarrierEnvelope, 'Registered'), ...errorResponses(400, 401, 403, 413, 415) },
+      responses: { 201: jsonContent(CarrierEnvelope, 'Registered'), ...errorResponses(400, 401, 403, 413, 415, 422) },
     }),
     async (c) => c.json({ carrier: await createCarrier(deps, c.get('principal'), c.req.valid('json')) }, 201),
   );

@@ -1,6 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { isInternalHostName, isPublicAddress, isPublicBlock } from '../../lib/egress';
-import { invalid } from '../../lib/errors';
+import { invalid, unprocessable } from '../../lib/errors';
 
 /**
  * Domain rules of carriers (SIP trunks). Pure. The route checks JSON types and unknown keys
@@ -117,7 +117,7 @@ export function assertPublicSources(sources: readonly string[], allowlist: reado
     const [address, bitsText] = source.split('/') as [string, string | undefined];
     const bits = bitsText === undefined ? (ipaddr.parse(address).kind() === 'ipv4' ? 32 : 128) : Number(bitsText);
     if (!isPublicBlock(address, bits) && !allowlistedBlock(address, bits, allowlist)) {
-      throw invalid(`source_ips[${i}] ${source} is not a public address (${PUBLIC_RULE})`);
+      throw unprocessable(`source_ips[${i}] ${source} is not a public address (${PUBLIC_RULE})`);
     }
   });
 }
@@ -134,19 +134,20 @@ export function sipProxyHostOf(sipProxy: string): { address: string } | { name: 
 /**
  * The public-address rules of a sip_proxy, given what its name resolves to (`resolved`, unused for
  * an address): an allowlisted host name passes; an internal or metadata name is refused; an
- * address, and every address of a name, must be public or allowlisted. Throws 400 invalid naming
- * sip_proxy.
+ * address, and every address of a name, must be public or allowlisted. Throws 422 unprocessable
+ * naming sip_proxy: the value is well formed, where it points is refused (and a name's addresses
+ * depend on the resolver of the moment).
  */
 export function assertPublicSipProxy(sipProxy: string, resolved: readonly string[] | null, allowlist: readonly string[]): void {
   const host = sipProxyHostOf(sipProxy);
   if ('address' in host) {
-    if (!edgeAddressAllowed(host.address, allowlist)) throw invalid(`sip_proxy ${sipProxy} is not a public address (${PUBLIC_RULE})`);
+    if (!edgeAddressAllowed(host.address, allowlist)) throw unprocessable(`sip_proxy ${sipProxy} is not a public address (${PUBLIC_RULE})`);
     return;
   }
   if (allowlist.includes(host.name)) return;
-  if (isInternalHostName(host.name)) throw invalid(`sip_proxy ${sipProxy} is an internal host name (${PUBLIC_RULE})`);
-  if (resolved === null || resolved.length === 0) throw invalid(`sip_proxy ${sipProxy}: the host name does not resolve`);
-  if (resolved.some((a) => !edgeAddressAllowed(a, allowlist))) throw invalid(`sip_proxy ${sipProxy} resolves to a non-public address (${PUBLIC_RULE})`);
+  if (isInternalHostName(host.name)) throw unprocessable(`sip_proxy ${sipProxy} is an internal host name (${PUBLIC_RULE})`);
+  if (resolved === null || resolved.length === 0) throw unprocessable(`sip_proxy ${sipProxy}: the host name does not resolve`);
+  if (resolved.some((a) => !edgeAddressAllowed(a, allowlist))) throw unprocessable(`sip_proxy ${sipProxy} resolves to a non-public address (${PUBLIC_RULE})`);
 }
 
 /**

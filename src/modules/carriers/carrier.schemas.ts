@@ -40,13 +40,26 @@ export const CreateCarrierBody = z
       .nullable()
       .optional()
       .openapi({
-        description: `host[:port]: a host name, an IPv4 address or a bracketed IPv6 address, port 1-65535, at most ${SIP_PROXY_MAX_CHARS} characters; the address, or every address the name resolves to, public (not loopback, private, CGNAT, link-local, reserved or cloud metadata; not an internal name) unless SIP_EDGE_ALLOWLIST lists it (400 invalid otherwise); blank or null is none. A byoc trunk needs one to be provisioned`,
+        // The published form: blank (none), or a host name (its last label starting with a letter) or an IPv4 address with an
+        // optional port, blanks around it trimmed. Bracketed IPv6 is accepted too but left out; the public-address rules are 422.
+        pattern: '^\\s*(?:(?:(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9]))(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?)?\\s*$',
+        maxLength: SIP_PROXY_MAX_CHARS,
+        description: `host[:port]: a host name, an IPv4 address or a bracketed IPv6 address, port 1-65535, at most ${SIP_PROXY_MAX_CHARS} characters (400 invalid otherwise); the address, or every address the name resolves to, public (not loopback, private, CGNAT, link-local, reserved or cloud metadata; not an internal name) unless SIP_EDGE_ALLOWLIST lists it (422 unprocessable otherwise); blank or null is none. A byoc trunk needs one to be provisioned`,
         example: 'sip.carrier.example:5060',
       }),
     source_ips: z
-      .array(z.string())
+      .array(
+        z.string().openapi({
+          // IPv4 addresses and blocks, and IPv6 addresses; IPv6 blocks are accepted too but left out of the document.
+          anyOf: [{ pattern: '^\\s*(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:/(?:3[0-2]|[12]?[0-9]))?\\s*$' }, { format: 'ipv6' }],
+        }),
+      )
       .optional()
-      .openapi({ description: `IPv4/IPv6 addresses or CIDR blocks, distinct, at most ${SOURCE_IPS_MAX}, every address public (as sip_proxy) unless SIP_EDGE_ALLOWLIST covers the block; stored normalized (400 invalid otherwise). Default []` }),
+      .openapi({
+        maxItems: SOURCE_IPS_MAX,
+        uniqueItems: true,
+        description: `IPv4/IPv6 addresses or CIDR blocks, distinct, at most ${SOURCE_IPS_MAX} (400 invalid otherwise), every address public (as sip_proxy) unless SIP_EDGE_ALLOWLIST covers the block (422 unprocessable otherwise); stored normalized. Default []`,
+      }),
     status: z.enum(CARRIER_STATUSES).optional().openapi({ description: 'Default active; a carrier cannot be created retired (400 invalid)' }),
     scope: z.enum(['sede', 'empresa']).optional().openapi({
       description: 'sede (default): this tenant only. empresa: account-wide, inherited by every tenant of the account; needs a ddu_ session of an account_admin user (403 forbidden otherwise, dd_ keys included)',

@@ -37,7 +37,7 @@ to it; a disposition the agent it was recorded for), or it is the agent's live c
 
 const ORDER = `Ordered by inserted_at then id, newest first; from and to bound inserted_at (the moment the row was appended:
 for an original, when the attempt was created just before dialing; for a correction, when it was recorded), from inclusive
-and to exclusive, from after to is 400. Filters combine with AND and apply to each row's own columns. Every query
+and to exclusive, from after to is 422 unprocessable (a rule across two parameters). Filters combine with AND and apply to each row's own columns. Every query
 parameter is single-valued: a repeated parameter or the array form (name[]=...) is 400. Notes are shown decrypted.`;
 
 const budget = RATE_BUDGETS.dispositions;
@@ -57,7 +57,7 @@ export function cdrRoutes(deps: AppDeps) {
 the original; the latest correction of an original is its final state). ${ORDER} A correction carries the agent that
 recorded it and the disposition it set, so disposition=promise_to_pay finds the corrections that recorded promises.`,
       request: { query: ListCallAttemptsQuery },
-      responses: { 200: jsonContent(CallAttemptPage, 'A page of CDR rows'), ...errorResponses(400, 401, 403) },
+      responses: { 200: jsonContent(CallAttemptPage, 'A page of CDR rows'), ...errorResponses(400, 401, 403, 422) },
     }),
     async (c) => c.json(await listCallAttempts(deps, c.get('principal').tenantId, c.req.valid('query')), 200),
   );
@@ -130,7 +130,7 @@ ${WIDGET_SCOPE} For a widget the page holds only those calls: its agent_id filte
 agent changes nothing; naming another agent is 403 forbidden), the other filters combine with it as usual. Tenant credentials
 (\`dd_\`, \`ddu_\`) see every call of the tenant, agent_id matching the original row's own column.`,
       request: { query: ListCallsQuery },
-      responses: { 200: jsonContent(CallPage, 'A page of calls'), ...errorResponses(400, 401, 403) },
+      responses: { 200: jsonContent(CallPage, 'A page of calls'), ...errorResponses(400, 401, 403, 422) },
     }),
     async (c) => c.json(await listCalls(deps, c.get('principal'), c.req.valid('query')), 200),
   );

@@ -1,5 +1,5 @@
 import { TimelineEntrySchema, type CallTimelineEntry } from '../call-events/call-event.schemas';
-import { z } from '../../lib/openapi';
+import { crossFieldRule, NON_BLANK_PATTERN, z } from '../../lib/openapi';
 import { cursorParam, limitParam } from '../../lib/pagination';
 import { PromiseInputSchema } from '../promises/promise.schemas';
 import { PromiseSchema } from '../promises/promise.views';
@@ -37,7 +37,7 @@ const cdrFilters = {
 
 const windowInOrder = (q: { from?: string; to?: string }) =>
   q.from === undefined || q.to === undefined || Date.parse(q.from) <= Date.parse(q.to);
-const windowIssue = { message: 'from must not be after to', path: ['from'] };
+const windowIssue = crossFieldRule("'from' must not be after 'to'", ['from']);
 
 export const ListCallAttemptsQuery = z.object(cdrFilters).refine(windowInOrder, windowIssue);
 export type ListCallAttemptsFilters = z.infer<typeof ListCallAttemptsQuery>;
@@ -85,6 +85,8 @@ export const DispositionBody = z
       .min(1, 'must not be empty')
       .max(MAX_DISPOSITION_LENGTH)
       .openapi({
+        pattern: NON_BLANK_PATTERN,
+        maxLength: MAX_DISPOSITION_LENGTH,
         description: `Open vocabulary, 1 to ${MAX_DISPOSITION_LENGTH} characters after trimming surrounding white space (promise_to_pay, wrong_number, answered_human, ...)`,
       }),
     agent_id: z

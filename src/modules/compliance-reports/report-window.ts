@@ -1,4 +1,4 @@
-import { badRequest } from '../../lib/errors';
+import { badRequest, unprocessable } from '../../lib/errors';
 
 export const DEFAULT_WINDOW_DAYS = 30;
 /** Longest window the stats and the report answer, in UTC dates. */
@@ -35,13 +35,14 @@ export function resolveWindow(query: { from?: string; to?: string }, now: Date):
     query.from === undefined
       ? new Date(startOfUtcDay(lastInstant).getTime() - (DEFAULT_WINDOW_DAYS - 1) * DAY_MS)
       : parseInstant('from', query.from);
-  if (from.getTime() > to.getTime()) throw badRequest("'from' must not be after 'to'");
+  // Cross-field rules no JSON Schema can state: the shape is fine, the window is not (SPEC: 422 unprocessable).
+  if (from.getTime() > to.getTime()) throw unprocessable("'from' must not be after 'to'");
   const days: string[] = [];
   if (from.getTime() < to.getTime()) {
     const first = startOfUtcDay(from).getTime();
     const last = startOfUtcDay(lastInstant).getTime();
     const count = Math.round((last - first) / DAY_MS) + 1;
-    if (count > MAX_WINDOW_DAYS) throw badRequest(`the window spans ${count} UTC days; at most ${MAX_WINDOW_DAYS} are allowed`);
+    if (count > MAX_WINDOW_DAYS) throw unprocessable(`'from' and 'to' span ${count} UTC days; at most ${MAX_WINDOW_DAYS} are allowed`);
     for (let day = first; day <= last; day += DAY_MS) days.push(utcDate(new Date(day)));
   }
   return { from, to, days };

@@ -57,7 +57,7 @@ campaign, UTC day) the engine refused at least once, however many attempts it re
 GET /v1/reports/violations-prevented). Every gate is present in by_gate, and daily has one entry per UTC date of the window,
 dates without refusals included. ${WINDOW_DESCRIPTION}`,
       request: { query: BlockedStatsQuery },
-      responses: { 200: jsonContent(BlockedStatsSchema, 'Counts'), ...errorResponses(400, 401, 403) },
+      responses: { 200: jsonContent(BlockedStatsSchema, 'Counts'), ...errorResponses(400, 401, 403, 422) },
     }),
     async (c) => c.json(await blockedStats(deps, c.get('principal').tenantId, c.req.valid('query')), 200),
   );
@@ -95,7 +95,7 @@ X-Artifact-SHA256, the SHA-256 of the exact body bytes, so a stored copy can be 
             'text/csv': { schema: z.string().openapi({ description: `Header ${CSV_COLUMNS.join(',')}, then one line per row` }) },
           },
         },
-        ...errorResponses(400, 401, 403),
+        ...errorResponses(400, 401, 403, 422),
       },
     }),
     async (c) => {

@@ -21,7 +21,7 @@ const hex64 = (description: string) => z.string().regex(/^[0-9a-f]{64}$/).openap
 export const WINDOW_DESCRIPTION = `The window is half-open, [from, to). Refusal evidence is kept per UTC day, so the window selects every UTC
 date whose day overlaps it (from = to selects none). Defaults: \`to\` is now; \`from\` is 00:00Z of the date 29 days
 before the window's last date, so the default is the trailing 30 UTC dates ending today. At most ${MAX_WINDOW_DAYS} dates;
-\`from\` after \`to\`, a longer window or a bad RFC 3339 timestamp is 400 bad_request.`;
+\`from\` after \`to\` or a longer window is 422 unprocessable (a rule across both fields); a bad RFC 3339 timestamp is 400 bad_request.`;
 
 const windowFields = {
   from: z.iso

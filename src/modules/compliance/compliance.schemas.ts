@@ -14,8 +14,8 @@ export const PolicyEnvelope = z.object({
 });
 
 export const PreflightQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(10_000).default(1000).openapi({ description: 'Leads to evaluate, in dialing order (default 1000, max 10000)' }),
-  sample: z.coerce.number().int().min(0).max(100).default(20).openapi({ description: 'How many evaluated leads to list (default 20, max 100)' }),
+  limit: z.coerce.number().int().min(1).max(10_000).default(1000).openapi({ type: 'integer', minimum: 1, maximum: 10_000, description: 'Leads to evaluate, in dialing order (default 1000, max 10000)' }),
+  sample: z.coerce.number().int().min(0).max(100).default(20).openapi({ type: 'integer', minimum: 0, maximum: 100, description: 'How many evaluated leads to list (default 20, max 100)' }),
   at: z.iso.datetime({ offset: true }).optional().openapi({ description: 'Evaluate as of this instant (default now)' }),
 });
 

@@ -2,6 +2,7 @@ import { createRoute } from '@hono/zod-openapi';
 import type { AppDeps } from '../../deps';
 import { actorOf } from '../../lib/audit';
 import { requireManagement } from '../../lib/auth';
+import { unprocessable } from '../../lib/errors';
 import { createRouter, errorResponses, IdParam, jsonBody, jsonContent } from '../../lib/openapi';
 import { importDebts } from './debt-import.service';
 import {
@@ -85,11 +86,17 @@ export function debtRoutes(deps: AppDeps) {
       middleware,
       summary: 'Debts of the tenant (summary projection), oldest first',
       description:
-        'Filters combine with AND. phone takes a normalized E.164 number only, its leading plus percent-encoded (%2B); anything else is 400. An unknown state is 400. Foreign or unknown campaign ids, refs and phones give an empty page, never 404.',
+        'Filters combine with AND. phone takes a normalized E.164 number only, its leading plus percent-encoded (%2B); anything else is 400. An unknown state is 400. min_amount_cents above max_amount_cents is 422 unprocessable (a rule across two parameters). Foreign or unknown campaign ids, refs and phones give an empty page, never 404.',
       request: { query: ListDebtsQuery },
-      responses: { 200: jsonContent(DebtList, 'A page of debts'), ...errorResponses(400, 401, 403) },
+      responses: { 200: jsonContent(DebtList, 'A page of debts'), ...errorResponses(400, 401, 403, 422) },
     }),
-    async (c) => c.json(await listDebts(deps, c.get('principal').tenantId, c.req.valid('query')), 200),
+    async (c) => {
+      const query = c.req.valid('query');
+      if (query.min_amount_cents !== undefined && query.max_amount_cents !== undefined && query.min_amount_cents > query.max_amount_cents) {
+        throw unprocessable("'min_amount_cents' must not exceed 'max_amount_cents'");
+      }
+      return c.json(await listDebts(deps, c.get('principal').tenantId, query), 200);
+    },
   );
 
   app.openapi(
@@ -134,11 +141,11 @@ export function debtRoutes(deps: AppDeps) {
       middleware,
       summary: 'Record a FDCPA 1692c(c) cease-and-desist for the debt',
       description:
-        'The consumer asked in writing that the agency stop communicating about this debt. Sets cease_and_desist_at to received_at (default now; a time in the future is 400 invalid) with an audit entry (debt.cease_and_desist, carrying the note). From then on the compliance engine refuses every call and text for the debt with gate cease_and_desist; there is no bypass. Idempotent: a repeat keeps the first time and records nothing new.',
+        'The consumer asked in writing that the agency stop communicating about this debt. Sets cease_and_desist_at to received_at (default now; a time in the future is 422 unprocessable) with an audit entry (debt.cease_and_desist, carrying the note). From then on the compliance engine refuses every call and text for the debt with gate cease_and_desist; there is no bypass. Idempotent: a repeat keeps the first time and records nothing new.',
       request: { params: IdParam, body: jsonBody(CeaseAndDesistBody, false) },
       responses: {
         200: jsonContent(DebtEnvelope, 'The debt, cease_and_desist_at set'),
-        ...errorResponses(400, 401, 403, 404, 413, 415),
+        ...errorResponses(400, 401, 403, 404, 413, 415, 422),
       },
     }),
     async (c) => {

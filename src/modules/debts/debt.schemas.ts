@@ -100,7 +100,7 @@ const integerQuery = (description: string) =>
     .transform(Number)
     .pipe(z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER))
     .optional()
-    .openapi({ type: 'integer', description });
+    .openapi({ type: 'integer', minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER, description });
 
 export const ListDebtsQuery = z
   .object({
@@ -121,10 +121,6 @@ export const ListDebtsQuery = z
     external_ref: z.string().min(1).optional().openapi({ description: 'Exact match' }),
     limit: limitParam(50, 200),
     cursor: cursorParam,
-  })
-  .refine((q) => q.min_amount_cents === undefined || q.max_amount_cents === undefined || q.min_amount_cents <= q.max_amount_cents, {
-    message: 'min_amount_cents must not exceed max_amount_cents',
-    path: ['min_amount_cents'],
   });
 
 export type ListDebtsFilters = z.infer<typeof ListDebtsQuery>;
@@ -157,7 +153,7 @@ export const CeaseAndDesistBody = z
 const importNote = 'Omitted or empty string leaves the stored value unchanged; null fails the item.';
 
 export const DebtImportContactSchema = z
-  .strictObject({
+  .looseObject({
     phone_e164: z.string().openapi({ description: 'E.164; the upsert key within the debt', example: '+12125550123' }),
     line_type: z.enum(LINE_TYPES).optional().openapi({
       description: '`unknown` is a real reclassification. A property of the number: every contact of this number, on any debt of the tenant, takes it',
@@ -180,10 +176,10 @@ export const DebtImportContactSchema = z
         'YYYY-MM-DD, not in the future: the day the consumer gave this number to the creditor, the real date of the prior express consent (the reassigned-number check compares a disconnection with it). Stored on the voice and SMS consent of this debt and number; omitted = unknown (a disconnection on record then refuses). An import may set it or correct it; it never touches a revocation',
     }),
   })
-  .openapi('DebtImportContact', { description: importNote });
+  .openapi('DebtImportContact', { description: `${importNote} Unknown fields fail the item (it lands in failed; the request still answers 200).` });
 
 export const DebtImportItemSchema = z
-  .strictObject({
+  .looseObject({
     external_ref: z.string().min(1).max(200).openapi({ description: 'Upsert key and the contact-frequency counter key' }),
     consumer_ref: z.string().min(1).max(200),
     debt_type: z.enum(DEBT_TYPES).optional(),
@@ -212,7 +208,7 @@ export const DebtImportItemSchema = z
     contacts: z.array(DebtImportContactSchema).max(MAX_CONTACTS_PER_DEBT).optional(),
   })
   .openapi('DebtImportItem', {
-    description: `${importNote} Unknown fields fail the item. dob, ssn_last4 and pin are encrypted at rest and never returned by any route, logged or echoed in an error.`,
+    description: `${importNote} Unknown fields fail the item (it lands in failed with the field named; the request still answers 200: per-item errors are the contract). dob, ssn_last4 and pin are encrypted at rest and never returned by any route, logged or echoed in an error.`,
   });
 
 /**

@@ -1,6 +1,6 @@
 import type { AppDeps } from '../../deps';
 import { appendAuditSql, type ActorType } from '../../lib/audit';
-import { invalid, notFound } from '../../lib/errors';
+import { notFound, unprocessable } from '../../lib/errors';
 import { decodeTimestampIdCursor, paginate } from '../../lib/pagination';
 import { withTenantSql } from '../../lib/tenancy';
 import { callAttemptView } from '../cdr/call-attempt.views';
@@ -59,7 +59,8 @@ export async function recordCeaseAndDesist(
   input: { received_at?: string; note?: string },
 ) {
   const receivedAt = input.received_at ? new Date(input.received_at) : new Date();
-  if (receivedAt.getTime() > Date.now() + RECEIVED_AT_SKEW_MS) throw invalid('received_at must not be in the future');
+  // Well formed, but later than the moment it is reported: semantics no schema can state (422).
+  if (receivedAt.getTime() > Date.now() + RECEIVED_AT_SKEW_MS) throw unprocessable('received_at must not be in the future');
   return withTenantSql(deps.db, tenantId, async (sql) => {
     if (!(await debtExists(sql, tenantId, debtId))) throw notFound();
     if (await markCeaseAndDesist(sql, tenantId, debtId, receivedAt)) {

@@ -1,4 +1,4 @@
-import { badRequest } from '../../lib/errors';
+import { unprocessable } from '../../lib/errors';
 
 /** SPEC Limits: an answered call shorter than this counts as short. */
 export const SHORT_CALL_SECONDS = 15;
@@ -6,11 +6,11 @@ export const DEFAULT_PERIOD_DAYS = 30;
 
 const DAY_MS = 24 * 3600_000;
 
-/** The half-open period [from, to): `to` defaults to now, `from` to 30 days (of 24 h) before `to`; from ≥ to is 400. */
+/** The half-open period [from, to): `to` defaults to now, `from` to 30 days (of 24 h) before `to`; from ≥ to is 422 (a cross-field rule). */
 export function healthPeriod(query: { from?: string; to?: string }, now: Date): { from: Date; to: Date } {
   const to = query.to === undefined ? now : new Date(query.to);
   const from = query.from === undefined ? new Date(to.getTime() - DEFAULT_PERIOD_DAYS * DAY_MS) : new Date(query.from);
-  if (from.getTime() >= to.getTime()) throw badRequest("'from' must be before 'to'");
+  if (from.getTime() >= to.getTime()) throw unprocessable("'from' must be before 'to'");
   return { from, to };
 }
 

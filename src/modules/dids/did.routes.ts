@@ -67,7 +67,7 @@ labels [], notes null. Status active (the default) asks for activation: the DID 
 asked, with \`verification\` null. ${OWNERSHIP_NOTE} ${BUDGET_NOTE} Audit: did.created, did.verification_sent,
 did.verification_undelivered. ${WRITE_NOTE}`,
       request: { body: jsonBody(CreateDidBody) },
-      responses: { 201: jsonContent(DidEnvelope, 'Registered'), ...errorResponses(400, 401, 403, 409, 413, 415, 429) },
+      responses: { 201: jsonContent(DidEnvelope, 'Registered'), ...errorResponses(400, 401, 403, 409, 413, 415, 422, 429) },
     }),
     async (c) => {
       const principal = c.get('principal');
@@ -98,7 +98,7 @@ did.verification_undelivered. ${WRITE_NOTE}`,
       middleware,
       summary: 'Health of a DID, computed from the CDR at read time',
       description: `The period is half-open [from, to): \`to\` defaults to now and \`from\` to 30 days before \`to\`; \`from\` not before
-\`to\` or a bad RFC 3339 timestamp is 400 \`bad_request\`. Counted over the call attempts presenting the DID's e164 as from_number:
+\`to\` is 422 \`unprocessable\` (a rule across both fields), a bad RFC 3339 timestamp 400 \`bad_request\`. Counted over the call attempts presenting the DID's e164 as from_number:
 \`dials\` are originals that started in the period (not_placed excluded); \`answered\` and the duration come from each call's final
 state (the latest correction, else the original); \`short_calls\` are answered calls that ended less than 15 s after answer. Rates are
 JSON numbers like the other stats' rates (answer_rate over dials, short_call_rate over answered), null when the denominator is 0.
@@ -106,7 +106,7 @@ JSON numbers like the other stats' rates (answer_rate over dials, short_call_rat
 Retired and quarantined DIDs serve health like active ones. An unknown id, an id of another tenant and a non-UUID id are the same 404
 \`not_found\`. Tenant-management scope (a \`ddw_\` widget token is 403).`,
       request: { params: IdParam, query: DidHealthQuery },
-      responses: { 200: jsonContent(DidHealthSchema, 'The DID health'), ...errorResponses(400, 401, 403, 404) },
+      responses: { 200: jsonContent(DidHealthSchema, 'The DID health'), ...errorResponses(400, 401, 403, 404, 422) },
     }),
     async (c) => c.json(await didHealth(deps, c.get('principal').tenantId, c.req.valid('param').id, c.req.valid('query')), 200),
   );

@@ -1,5 +1,5 @@
-import { invalid } from '../../lib/errors';
-import { isE164 } from '../../lib/phone';
+import { invalid, unprocessable } from '../../lib/errors';
+import { E164_RE, isE164 } from '../../lib/phone';
 
 /**
  * Domain rules of the DID registry. Pure. The route checks JSON types and unknown keys (400
@@ -73,7 +73,9 @@ export function applyDidWrite(current: DidSettings | null, write: DidWrite): { n
   let next: DidSettings;
   if (current === null) {
     const e164 = write.e164 ?? '';
-    if (!isE164(e164)) fail(`e164: '${e164}' is not a valid E.164 number`);
+    if (!E164_RE.test(e164)) fail(`e164: '${e164}' is not a valid E.164 number`);
+    // The published pattern admits it; only the numbering plan of its country refuses it (semantics, not shape).
+    if (!isE164(e164)) throw unprocessable(`e164: '${e164}' is not a possible number of its country`);
     next = { e164, npa: npaOf(e164), us_state: null, attestation: 'unknown', status: 'active', labels: [], notes: null };
   } else {
     next = { ...current };
@@ -84,7 +86,8 @@ export function applyDidWrite(current: DidSettings | null, write: DidWrite): { n
   }
   const derived = npaOf(next.e164);
   if (derived !== null && next.npa !== null && next.npa !== derived) {
-    fail(`npa must be the area code of ${next.e164} (${derived}) or null`);
+    // A rule across two fields (the number decides its area code): semantics, not shape.
+    throw unprocessable(`npa must be the area code of ${next.e164} (${derived}) or null`);
   }
   if (write.us_state !== undefined) {
     if (write.us_state !== null && !US_STATE_RE.test(write.us_state)) fail('us_state must be a two-letter code');

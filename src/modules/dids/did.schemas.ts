@@ -1,4 +1,4 @@
-import { z } from '../../lib/openapi';
+import { NON_BLANK_PATTERN, z } from '../../lib/openapi';
 import { e164CursorParam, limitParam } from '../../lib/pagination';
 import { DID_ATTESTATIONS, DID_ORIGINS, DID_STATUSES, LABEL_MAX_CHARS, LABELS_MAX, NOTES_MAX_CHARS } from './did.rules';
 import { VERIFICATION_CODE_DIGITS, VERIFICATION_MAX_ATTEMPTS, VERIFICATION_METHODS, VERIFICATION_STATUSES } from './did-verification.rules';
@@ -50,10 +50,11 @@ export const DidList = z.object({ dids: z.array(DidSchema), next_cursor: z.strin
 
 const fields = {
   npa: z.string().nullable().openapi({
-    description: 'Three digits, the first 2-9 (400 invalid otherwise). Omitted on create: derived from a +1 number (null otherwise). For a +1 number it must be its area code or null',
+    pattern: '^[2-9][0-9]{2}$',
+    description: 'Three digits, the first 2-9 (400 invalid otherwise). Omitted on create: derived from a +1 number (null otherwise). For a +1 number it must be its area code or null (422 unprocessable otherwise)',
     example: '212',
   }),
-  us_state: z.string().nullable().openapi({ description: 'Two letters, stored uppercase (400 invalid otherwise); null clears', example: 'NY' }),
+  us_state: z.string().nullable().openapi({ pattern: '^[A-Za-z]{2}$', description: 'Two letters, stored uppercase (400 invalid otherwise); null clears', example: 'NY' }),
   attestation: z.string().openapi({ enum: [...DID_ATTESTATIONS], description: 'Default unknown; another value is 400 invalid' }),
   status: z.string().openapi({
     enum: [...DID_STATUSES],
@@ -61,11 +62,13 @@ const fields = {
 and becomes active when the code texted to the number is confirmed. On a patch, active needs proven control (house, or verification
 verified; 422 otherwise) and a number active in no other tenant (409)`,
   }),
-  labels: z.array(z.string()).openapi({
+  labels: z.array(z.string().openapi({ pattern: NON_BLANK_PATTERN, maxLength: LABEL_MAX_CHARS })).openapi({
+    maxItems: LABELS_MAX,
+    uniqueItems: true,
     description: `At most ${LABELS_MAX} distinct labels of 1 to ${LABEL_MAX_CHARS} characters (trimmed); 400 invalid otherwise`,
     example: ['ny-pool'],
   }),
-  notes: z.string().nullable().openapi({ description: `At most ${NOTES_MAX_CHARS} characters; empty or null clears` }),
+  notes: z.string().nullable().openapi({ maxLength: NOTES_MAX_CHARS, description: `At most ${NOTES_MAX_CHARS} characters; empty or null clears` }),
   origin: z.unknown().openapi({ type: 'string', enum: [...DID_ORIGINS], description: 'Accepted and ignored: origin is always customer' }),
 };
 
@@ -78,7 +81,11 @@ const NOTE = 'Other keys, including the rendered id, tenant_id, created_at and u
 
 export const CreateDidBody = z
   .strictObject({
-    e164: z.string().openapi({ description: 'E.164 (400 invalid otherwise); unique per tenant and active in at most one tenant (409)', example: '+12125550100' }),
+    e164: z.string().openapi({
+      pattern: '^\\+[1-9]\\d{6,14}$',
+      description: 'E.164 (400 invalid otherwise; a number its country\'s numbering plan cannot have is 422 unprocessable); unique per tenant and active in at most one tenant (409)',
+      example: '+12125550100',
+    }),
     ...optionalFields,
   })
   .openapi('CreateDid', { description: NOTE });

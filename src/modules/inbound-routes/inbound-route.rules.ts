@@ -1,5 +1,5 @@
-import { invalid } from '../../lib/errors';
-import { isE164 } from '../../lib/phone';
+import { invalid, unprocessable } from '../../lib/errors';
+import { E164_RE, isE164 } from '../../lib/phone';
 
 /**
  * Shape rules of inbound routes. Pure: 400 invalid on a well-typed value. The rules that read the
@@ -33,7 +33,9 @@ export interface RouteWrite {
 }
 
 export function e164Of(raw: string): string {
-  if (!isE164(raw)) throw invalid(`e164: '${raw}' is not a valid E.164 number`);
+  if (!E164_RE.test(raw)) throw invalid(`e164: '${raw}' is not a valid E.164 number`);
+  // The published pattern admits it; only the numbering plan of its country refuses it (semantics, not shape).
+  if (!isE164(raw)) throw unprocessable(`e164: '${raw}' is not a possible number of its country`);
   return raw;
 }
 

@@ -46,7 +46,11 @@ const NOTE = 'Other keys (tenant_id and the rendered id, status, created_at, upd
 
 export const CreateInboundRouteBody = z
   .strictObject({
-    e164: z.string().openapi({ description: 'E.164 (400 invalid otherwise); an active DID of the tenant (422 otherwise); one active route per number platform-wide (409)', example: '+12125550100' }),
+    e164: z.string().openapi({
+      pattern: '^\\+[1-9]\\d{6,14}$',
+      description: 'E.164 (400 invalid otherwise); a possible number of its country and an active DID of the tenant (422 otherwise); one active route per number platform-wide (409)',
+      example: '+12125550100',
+    }),
     dest_type: fields.dest_type,
     dest_ref: fields.dest_ref.optional(),
     recording: fields.recording.optional(),

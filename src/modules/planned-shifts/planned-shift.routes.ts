@@ -25,10 +25,10 @@ export function plannedShiftRoutes(deps: AppDeps) {
       summary: 'Planned shifts of the tenant, by start time',
       description: `Ordered by starts_at then id, earliest first. Filters combine with AND: \`agent_id\` (an unknown or foreign agent gives an
 empty page; malformed is 400), \`status\` (scheduled or cancelled), and the window \`from\`/\`to\` (RFC 3339), which keeps the
-shifts that overlap it (ends_at after from, starts_at before to). A bad timestamp, \`from\` not before \`to\`, a bad status,
-limit or cursor are 400. Pages with \`limit\` (default 100, max 1000) and \`cursor\`. ${SCOPE}`,
+shifts that overlap it (ends_at after from, starts_at before to). A bad timestamp, a bad status,
+limit or cursor are 400; \`from\` not before \`to\` is 422 \`unprocessable\` (a rule across both fields). Pages with \`limit\` (default 100, max 1000) and \`cursor\`. ${SCOPE}`,
       request: { query: ListPlannedShiftsQuery },
-      responses: { 200: jsonContent(PlannedShiftList, '{planned_shifts, next_cursor}'), ...errorResponses(400, 401, 403) },
+      responses: { 200: jsonContent(PlannedShiftList, '{planned_shifts, next_cursor}'), ...errorResponses(400, 401, 403, 422) },
     }),
     async (c) => c.json(await listPlannedShifts(deps, c.get('principal').tenantId, c.req.valid('query')), 200),
   );

@@ -1,6 +1,6 @@
 import type { AppDeps } from '../../deps';
 import { appendAuditSql, type ActorType } from '../../lib/audit';
-import { badRequest, conflict, notFound, unprocessable } from '../../lib/errors';
+import { conflict, notFound, unprocessable } from '../../lib/errors';
 import { decodeTimestampIdCursor, paginate } from '../../lib/pagination';
 import { withTenantSql } from '../../lib/tenancy';
 import { wakeSeatedCampaignRuns } from '../dialer/campaign-wake';
@@ -50,7 +50,7 @@ export async function createPlannedShift(deps: AppDeps, tenantId: string, actor:
 export async function listPlannedShifts(deps: AppDeps, tenantId: string, query: ListPlannedShiftsQueryInput) {
   const from = query.from === undefined ? undefined : new Date(query.from);
   const to = query.to === undefined ? undefined : new Date(query.to);
-  if (from && to && from.getTime() >= to.getTime()) throw badRequest('from must be before to');
+  if (from && to && from.getTime() >= to.getTime()) throw unprocessable("'from' must be before 'to'");
   const after = query.cursor ? decodeTimestampIdCursor(query.cursor) : null;
   const rows = await withTenantSql(deps.db, tenantId, (sql) =>
     listShiftRows(sql, { agentId: query.agent_id, status: query.status, from, to }, after, query.limit + 1),

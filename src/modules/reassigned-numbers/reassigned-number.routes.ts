@@ -86,7 +86,7 @@ export function reassignedNumberRoutes(deps: AppDeps) {
       summary: 'Stored permanent-disconnection dates of one number',
       description: LOOKUP_DESCRIPTION,
       request: { query: ReassignedLookupQuery },
-      responses: { 200: jsonContent(ReassignedNumberList, 'Disconnection dates, latest first'), ...errorResponses(400, 401, 403) },
+      responses: { 200: jsonContent(ReassignedNumberList, 'Disconnection dates, latest first'), ...errorResponses(400, 401, 403, 422) },
     }),
     async (c) => {
       const phone = lookupPhone(c.req.valid('query').phone);

@@ -29,7 +29,7 @@ export const ReassignedLookupQuery = z.object({
   phone: z.string().openapi({
     param: { name: 'phone', in: 'query' },
     pattern: '^\\+[1-9]\\d{6,14}$',
-    description: 'E.164 number (a possible number of its country, else 400); send the plus sign as %2B (a literal + that arrives as a space is read as +)',
+    description: 'E.164 number (400 otherwise; a number its country\'s numbering plan cannot have is 422); send the plus sign as %2B (a literal + that arrives as a space is read as +)',
     example: '+15551234567',
   }),
 });

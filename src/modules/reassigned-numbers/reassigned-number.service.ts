@@ -1,7 +1,7 @@
 import type { AppDeps } from '../../deps';
 import type { ActorType } from '../../lib/audit';
-import { badRequest } from '../../lib/errors';
-import { isE164 } from '../../lib/phone';
+import { badRequest, unprocessable } from '../../lib/errors';
+import { E164_RE, isE164 } from '../../lib/phone';
 import { withTenant } from '../../lib/tenancy';
 import { readCsvRows, storeCsvImport } from '../../lib/csv-import';
 import { planReassignedImport, utcToday } from './reassigned-number.rules';
@@ -56,7 +56,9 @@ export async function importReassignedNumbers(
  */
 export function lookupPhone(raw: string): string {
   const value = /^ \d+$/.test(raw) ? `+${raw.slice(1)}` : raw;
-  if (!isE164(value)) throw badRequest("query parameter 'phone' must be an E.164 number such as +15551234567");
+  if (!E164_RE.test(value)) throw badRequest("query parameter 'phone' must be an E.164 number such as +15551234567");
+  // The published pattern admits it; only the numbering plan of its country refuses it (semantics, not shape).
+  if (!isE164(value)) throw unprocessable(`query parameter 'phone' is not a possible number of its country`);
   return value;
 }
 

@@ -44,7 +44,7 @@ export function recordingExportRoutes(deps: AppDeps) {
       summary: 'Export recordings (audio and a CSV manifest) as one ZIP archive, produced durably in the background',
       description: `Body {from, to, agent_id, campaign_id, disposition, q, refresh}, all optional, unknown keys 400. The filters mean what
 they mean on GET /v1/recordings. Design defaults: to = now, from = ${DEFAULT_WINDOW_DAYS} days before to. Decided in this order:
-1. 400 \`bad_request\` for a malformed body or from after to.
+1. 400 \`bad_request\` for a malformed body; 422 \`unprocessable\` for from after to (a rule across two fields).
 2. 422 \`range_too_large\` when to − from exceeds RECORDING_EXPORT_MAX_RANGE_DAYS (${deps.config.RECORDING_EXPORT_MAX_RANGE_DAYS}) days.
 3. Dedup: an identical request (the same filters once normalized: instants in UTC, ids lower case, q trimmed and lower case;
    an omitted from or to counts as "the default window") whose export finished done within RECORDING_EXPORT_DEDUP_TTL_SECONDS

@@ -38,7 +38,7 @@ export function filterHash(request: ExportRequest): string {
 
 /**
  * The window the export covers: to defaults to now, from to DEFAULT_WINDOW_DAYS before to.
- * `tooWide` when it spans more than maxDays days; from after to is the caller's 400.
+ * `tooWide` when it spans more than maxDays days; from after to is the caller's 422.
  */
 export function resolveWindow(request: ExportRequest, now: Date, maxDays: number): { from: Date; to: Date; inOrder: boolean; tooWide: boolean } {
   const to = request.to !== undefined ? new Date(request.to) : now;

@@ -1,7 +1,7 @@
 import { recordingExportWorkflow, recordingExportWorkflowId } from '../../../workflows/recording-export.workflow';
 import type { AppDeps } from '../../deps';
 import { appendAuditSql, type ActorType } from '../../lib/audit';
-import { AppError, badRequest, internal, isUniqueViolation, notFound } from '../../lib/errors';
+import { AppError, internal, isUniqueViolation, notFound, unprocessable } from '../../lib/errors';
 import { ensureStoreAvailable, type SignedUrl } from '../../lib/object-store';
 import { withTenantSql, type SqlTx } from '../../lib/tenancy';
 import { urlTtlsOf } from '../recordings/recording.repository';
@@ -39,7 +39,7 @@ async function signedArchiveUrl(deps: AppDeps, sql: SqlTx, tenantId: string, row
 export async function requestExport(deps: AppDeps, tenantId: string, actor: Actor, input: CreateRecordingExportInput, now = new Date()) {
   const maxDays = deps.config.RECORDING_EXPORT_MAX_RANGE_DAYS;
   const window = resolveWindow(input, now, maxDays);
-  if (!window.inOrder) throw badRequest('from must not be after to');
+  if (!window.inOrder) throw unprocessable("'from' must not be after 'to'");
   if (window.tooWide) throw rangeTooLarge(maxDays);
   const hash = filterHash(input);
 

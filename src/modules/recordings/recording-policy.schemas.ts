@@ -1,4 +1,4 @@
-import { z } from '../../lib/openapi';
+import { NON_BLANK_PATTERN, z } from '../../lib/openapi';
 
 /** The migration's CHECK ranges; a value outside them is 422 unprocessable. */
 export const POLICY_LIMITS = {
@@ -26,16 +26,21 @@ recording.skipped with the state). Calls where no all-party rule applies are rec
 notice; another value is 400 bad_request.`,
   }),
   notice_text: z.string().openapi({
+    pattern: NON_BLANK_PATTERN,
     description: `The notice the switch speaks (TTS_ENGINE, TTS_VOICE) before a call is recorded where all-party consent applies. ${POLICY_LIMITS.noticeText.min} to ${POLICY_LIMITS.noticeText.max}
 characters after trimming, else 422 unprocessable.`,
     example: DEFAULT_RECORDING_POLICY.notice_text,
   }),
   playback_url_ttl_seconds: z.number().int().openapi({
+    minimum: POLICY_LIMITS.playbackUrlTtlSeconds.min,
+    maximum: POLICY_LIMITS.playbackUrlTtlSeconds.max,
     description: `Lifetime of a signed playback URL (POST /v1/recordings/{id}/playback-url), ${POLICY_LIMITS.playbackUrlTtlSeconds.min} to
 ${POLICY_LIMITS.playbackUrlTtlSeconds.max} (422 unprocessable otherwise; not an integer is 400). Default 300.`,
     example: 300,
   }),
   export_url_ttl_seconds: z.number().int().openapi({
+    minimum: POLICY_LIMITS.exportUrlTtlSeconds.min,
+    maximum: POLICY_LIMITS.exportUrlTtlSeconds.max,
     description: `Lifetime of a recording export's signed archive URL, ${POLICY_LIMITS.exportUrlTtlSeconds.min} to
 ${POLICY_LIMITS.exportUrlTtlSeconds.max} (422 unprocessable otherwise; not an integer is 400). Default 3600.`,
     example: 3600,

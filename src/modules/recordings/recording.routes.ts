@@ -25,14 +25,14 @@ export function recordingRoutes(deps: AppDeps) {
       middleware,
       summary: 'Recordings, newest first (metadata only; audio is never served here)',
       description: `Ordered by started_at then id, newest first; from (inclusive) and to (exclusive) bound started_at, from after to
-is 400. Filters combine with AND. disposition matches the call's terminal CDR row (the latest correction of its original
+is 422 unprocessable (a rule across two parameters). Filters combine with AND. disposition matches the call's terminal CDR row (the latest correction of its original
 row, else the original), the same value each item shows. q is free text over the masked phone (\`***\` plus the last four
 digits), account_ref and the debt's external reference; it never searches the full number, so it cannot be used to confirm
 which numbers were called. limit defaults to 100, above 1000 is 400. phone_number is the full E.164 number (the owner's
 view). audio_available (a design addition) is false once retention purged the audio; the row stays as evidence. Audio is
 reached only through POST /v1/recordings/{id}/playback-url or an export. ${SCOPE}`,
       request: { query: ListRecordingsQuery },
-      responses: { 200: jsonContent(RecordingPage, 'A page of recordings'), ...errorResponses(400, 401, 403) },
+      responses: { 200: jsonContent(RecordingPage, 'A page of recordings'), ...errorResponses(400, 401, 403, 422) },
     }),
     async (c) => c.json(await listRecordings(deps, c.get('principal').tenantId, c.req.valid('query')), 200),
   );

@@ -1,4 +1,4 @@
-import { z } from '../../lib/openapi';
+import { crossFieldRule, NON_BLANK_PATTERN, z } from '../../lib/openapi';
 import { cursorParam, limitParam } from '../../lib/pagination';
 import { RecordingDetailSchema, RecordingSchema } from './recording.views';
 
@@ -40,7 +40,7 @@ The full number is never searched: a search cannot confirm which full numbers we
 
 const windowInOrder = (q: { from?: string; to?: string }) =>
   q.from === undefined || q.to === undefined || Date.parse(q.from) <= Date.parse(q.to);
-export const windowIssue = { message: 'from must not be after to', path: ['from'] };
+export const windowIssue = crossFieldRule("'from' must not be after 'to'", ['from']);
 
 export const ListRecordingsQuery = z
   .object({ ...recordingFilterFields, limit: limitParam(100, 1000), cursor: cursorParam })
@@ -70,7 +70,7 @@ export const LegalHoldBody = z
       .max(MAX_LEGAL_HOLD_REASON)
       .nullable()
       .optional()
-      .openapi({ description: `Up to ${MAX_LEGAL_HOLD_REASON} characters; required when legal_hold is true (the matter the hold is for). On a release it is kept in the audit entry only` }),
+      .openapi({ pattern: NON_BLANK_PATTERN, maxLength: MAX_LEGAL_HOLD_REASON, description: `Up to ${MAX_LEGAL_HOLD_REASON} characters; required when legal_hold is true (the matter the hold is for). On a release it is kept in the audit entry only` }),
   })
   .strict()
   .superRefine((body, ctx) => {
@@ -78,5 +78,8 @@ export const LegalHoldBody = z
       ctx.addIssue({ code: 'custom', message: 'is required when legal_hold is true', path: ['reason'] });
     }
   })
-  .openapi('RecordingLegalHold');
+  .openapi('RecordingLegalHold', {
+    // The rule between the two fields, as JSON Schema states it: a hold names its matter.
+    anyOf: [{ properties: { legal_hold: { const: false } } }, { required: ['reason'], properties: { reason: { type: 'string' } } }],
+  });
 export type LegalHoldInput = z.infer<typeof LegalHoldBody>;

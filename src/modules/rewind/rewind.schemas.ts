@@ -4,7 +4,7 @@ const filterFields = {
   dispositions: z.array(z.string().min(1).max(64)).max(50).optional().openapi({ description: 'Match the debt’s latest disposition (the final state of its latest attempt)' }),
   max_attempts: z.number().int().min(0).max(10_000).optional().openapi({ description: 'At most this many original (placed) attempts' }),
   last_attempt_older_than_days: z.number().int().min(0).max(3650).optional().openapi({ description: 'The latest attempt is older than this many days (debts never attempted match)' }),
-  amd_verdicts: z.unknown().optional().openapi({ description: 'Reserved: any value is 422 unprocessable' }),
+  amd_verdicts: z.unknown().optional().openapi({ not: {}, description: 'Reserved (SPEC): present with any value is 422 unprocessable' }),
 };
 
 export const RewindFilterBody = z.strictObject(filterFields).openapi('RewindFilter');
@@ -19,9 +19,9 @@ export const RewindBody = z
 /** Query form of the preview: the same filters, dispositions comma-separated. */
 export const RewindPreviewQuery = z.object({
   dispositions: z.string().optional().openapi({ description: 'Comma-separated' }),
-  max_attempts: z.coerce.number().int().min(0).max(10_000).optional(),
-  last_attempt_older_than_days: z.coerce.number().int().min(0).max(3650).optional(),
-  amd_verdicts: z.string().optional().openapi({ description: 'Reserved: 422 unprocessable' }),
+  max_attempts: z.coerce.number().int().min(0).max(10_000).optional().openapi({ type: 'integer', minimum: 0, maximum: 10_000 }),
+  last_attempt_older_than_days: z.coerce.number().int().min(0).max(3650).optional().openapi({ type: 'integer', minimum: 0, maximum: 3650 }),
+  amd_verdicts: z.string().optional().openapi({ not: {}, description: 'Reserved (SPEC): present with any value is 422 unprocessable' }),
 });
 
 export const RewindPreviewResponse = z

@@ -1,5 +1,5 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import { invalid } from '../../lib/errors';
+import { invalid, unprocessable } from '../../lib/errors';
 
 /**
  * Domain rules of SMS providers. Pure. The route checks JSON types and unknown keys (400
@@ -19,7 +19,8 @@ const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
 export function nameOf(raw: string): string {
   const name = raw.trim();
-  if (name.length === 0 || name.length > NAME_MAX_CHARS) throw invalid(`name must be 1 to ${NAME_MAX_CHARS} characters`);
+  // Code points, as the published maxLength counts them.
+  if (name.length === 0 || [...name].length > NAME_MAX_CHARS) throw invalid(`name must be 1 to ${NAME_MAX_CHARS} characters`);
   return name;
 }
 
@@ -50,9 +51,10 @@ export function ed25519PublicKeyOf(text: string): KeyObject | null {
 /** The length rule, and for carrier_a the key rule; the secret itself never appears in a message. */
 export function assertWebhookSecret(adapter: string, secret: string): void {
   if (secret.trim().length === 0) throw invalid('webhook_secret must not be blank (send null to remove it)');
-  if (secret.length > SECRET_MAX_CHARS) throw invalid(`webhook_secret must be at most ${SECRET_MAX_CHARS} characters`);
+  if ([...secret].length > SECRET_MAX_CHARS) throw invalid(`webhook_secret must be at most ${SECRET_MAX_CHARS} characters`);
+  // A rule across two fields (the adapter decides what the secret must be): semantics, not shape.
   if (adapter === 'carrier_a' && ed25519PublicKeyOf(secret) === null) {
-    throw invalid(
+    throw unprocessable(
       'webhook_secret of a carrier_a provider must be an Ed25519 public key: 32 raw bytes or SPKI DER in base64, or a PEM PUBLIC KEY block',
     );
   }

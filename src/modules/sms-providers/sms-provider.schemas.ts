@@ -1,4 +1,4 @@
-import { z } from '../../lib/openapi';
+import { NON_BLANK_PATTERN, z } from '../../lib/openapi';
 import { SMS_ADAPTERS } from '../sms/adapters/adapter';
 import { API_KEY_MAX_CHARS, BASE_URL_MAX_CHARS, NAME_MAX_CHARS, SECRET_MAX_CHARS, SMS_PROVIDER_STATUSES, SMS_REGIONS } from './sms-provider.rules';
 
@@ -29,7 +29,7 @@ export const SmsProviderList = z.object({ sms_providers: z.array(SmsProviderSche
 const fields = {
   adapter: z.enum(SMS_ADAPTERS),
   region: z.enum(SMS_REGIONS),
-  name: z.string().openapi({ description: `1 to ${NAME_MAX_CHARS} characters after trimming (400 invalid otherwise)`, example: 'Main US route' }),
+  name: z.string().openapi({ pattern: NON_BLANK_PATTERN, maxLength: NAME_MAX_CHARS, description: `1 to ${NAME_MAX_CHARS} characters after trimming (400 invalid otherwise)`, example: 'Main US route' }),
   base_url: z
     .string()
     .nullable()
@@ -41,12 +41,16 @@ const fields = {
     .string()
     .nullable()
     .openapi({
-      description: `Write-only, encrypted at rest, at most ${SECRET_MAX_CHARS} characters; null removes it. For http and mock: the HMAC key of the provider's webhooks. For carrier_a: the provider's Ed25519 public key, as the 32 raw bytes in base64 (as the provider's portal shows it), as SPKI DER in base64, or as a PEM PUBLIC KEY block; anything else is 400 invalid.`,
+      pattern: NON_BLANK_PATTERN,
+      maxLength: SECRET_MAX_CHARS,
+      description: `Write-only, encrypted at rest, not blank, at most ${SECRET_MAX_CHARS} characters; null removes it. For http and mock: the HMAC key of the provider's webhooks. For carrier_a: the provider's Ed25519 public key, as the 32 raw bytes in base64 (as the provider's portal shows it), as SPKI DER in base64, or as a PEM PUBLIC KEY block; anything else is 422 unprocessable (the adapter decides the form).`,
     }),
   api_key: z
     .string()
     .nullable()
     .openapi({
+      pattern: '^[!-~]+$',
+      maxLength: API_KEY_MAX_CHARS,
       description: `Write-only, encrypted at rest: the provider account's own API key, sent as \`Authorization: Bearer <api_key>\` by the http and carrier_a adapters; never returned (has_api_key says whether one is stored), never in the audit log. 1 to ${API_KEY_MAX_CHARS} printable ASCII characters without spaces (400 invalid otherwise); null removes it. Without one, a provider with its own base_url sends no Authorization header: the deployment's key goes only to the deployment's endpoint (blank base_url, same adapter as the deployment).`,
     }),
   status: z.enum(SMS_PROVIDER_STATUSES).openapi({ description: 'active or disabled (retired only through the retire route, and final)' }),
@@ -62,7 +66,7 @@ export const CreateSmsProviderBody = z
     base_url: fields.base_url.optional(),
     webhook_secret: fields.webhook_secret.optional(),
     api_key: fields.api_key.optional(),
-    status: fields.status.optional(),
+    status: fields.status.optional().openapi({ enum: SMS_PROVIDER_STATUSES.filter((s) => s !== 'retired'), description: 'active (default) or disabled; retired is 400 invalid' }),
     scope: z.enum(['sede', 'empresa']).optional().openapi({
       description: 'sede (default): this tenant only. empresa: account-wide, inherited by every tenant of the account; needs a ddu_ session of an account_admin user (403 forbidden otherwise, dd_ keys included). Immutable.',
     }),

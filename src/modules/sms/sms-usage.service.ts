@@ -1,5 +1,5 @@
 import type { AppDeps } from '../../deps';
-import { badRequest } from '../../lib/errors';
+import { unprocessable } from '../../lib/errors';
 import { withTenantSql } from '../../lib/tenancy';
 import { tenantSmsLimits } from './sms.repository';
 
@@ -30,7 +30,7 @@ export async function smsUsage(deps: AppDeps, tenantId: string, q: SmsUsageQuery
   const month = currentUtcMonth(now);
   const from = q.from ? new Date(q.from) : month.from;
   const to = q.to ? new Date(q.to) : month.to;
-  if (from.getTime() > to.getTime()) throw badRequest('from must not be after to');
+  if (from.getTime() > to.getTime()) throw unprocessable("'from' must not be after 'to'");
   const campaignId = q.campaign_id ?? null;
 
   return withTenantSql(deps.db, tenantId, async (sql) => {

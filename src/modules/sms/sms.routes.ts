@@ -107,9 +107,9 @@ export function smsRoutes(deps: AppDeps, fallbackGateway: SmsGateway = smsProvid
       middleware,
       summary: 'SMS charges: messages, segments and cost in a window, by UTC day',
       description:
-        'Counts the charged ledger rows (sent transitions; each keeps the price it was charged at) whose occurred_at is in [from, to) (half-open; default the current UTC month), optionally of one campaign. month_to_date_cost_usd (all campaigns, this UTC month) and budget_usd are the spend cap\'s figures whatever the window. from after to is 400.',
+        'Counts the charged ledger rows (sent transitions; each keeps the price it was charged at) whose occurred_at is in [from, to) (half-open; default the current UTC month), optionally of one campaign. month_to_date_cost_usd (all campaigns, this UTC month) and budget_usd are the spend cap\'s figures whatever the window. from after to is 422 unprocessable (a rule across both fields).',
       request: { query: SmsUsageQuerySchema },
-      responses: { 200: jsonContent(SmsUsageSchema, 'SMS usage'), ...errorResponses(400, 401, 403) },
+      responses: { 200: jsonContent(SmsUsageSchema, 'SMS usage'), ...errorResponses(400, 401, 403, 422) },
     }),
     async (c) => c.json(await smsUsage(deps, c.get('principal').tenantId, c.req.valid('query')), 200),
   );

@@ -1,4 +1,4 @@
-import { NON_BLANK_PATTERN, z } from '../../lib/openapi';
+import { IANA_TIME_ZONES, NON_BLANK_PATTERN, z } from '../../lib/openapi';
 import { cursorParam, limitParam } from '../../lib/pagination';
 import { E164_RE } from '../../lib/phone';
 import { SMS_BODY_MAX } from '../campaigns/campaign.rules';
@@ -49,7 +49,7 @@ export const SendSmsBody = z
       .refine(isIanaZone, 'must be an IANA time zone')
       .nullable()
       .optional()
-      .openapi({ description: 'Destination IANA zone for quiet hours; omitted: the contact zone, else the number prefix zones (unresolvable is blocked)', example: 'America/Denver' }),
+      .openapi({ enum: [...IANA_TIME_ZONES], description: 'Destination IANA zone for quiet hours; omitted: the contact zone, else the number prefix zones (unresolvable is blocked)', example: 'America/Denver' }),
   })
   .openapi('SmsSend');
 export type SendSmsInput = z.infer<typeof SendSmsBody>;

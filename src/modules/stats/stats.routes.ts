@@ -48,9 +48,9 @@ export function statsRoutes(deps: AppDeps) {
       middleware,
       summary: 'How much of campaigns’ debt base was attempted, reached and effectively contacted',
       description:
-        'Each debt counts once per row. attempted: at least one original attempt in [from, to). reached: an attempt whose final disposition (its latest correction) is not failed, rejected, busy, no_answer, canceled, not_placed or reaped, or a conversation in the window. effective_contact: answered by a person (answered_human, or answered with AMD verdict human) or a conversation in the window. Percentages are of unique_accounts, rounded to two decimals. Unknown or foreign campaign ids give rows of zeros. The totals row counts consumers shared by several campaigns once.',
+        'Each debt counts once per row. attempted: at least one original attempt in [from, to). reached: an attempt whose final disposition (its latest correction) is not failed, rejected, busy, no_answer, canceled, not_placed or reaped, or a conversation in the window. effective_contact: answered by a person (answered_human, or answered with AMD verdict human) or a conversation in the window. Percentages are of unique_accounts, rounded to two decimals. Unknown or foreign campaign ids give rows of zeros. The totals row counts consumers shared by several campaigns once. Neither campaign_ids nor campaign_id, or from after to, is 422 unprocessable (rules across parameters); a malformed value is 400.',
       request: { query: PenetrationQuery },
-      responses: { 200: jsonContent(PenetrationSchema, 'Penetration'), ...errorResponses(400, 401, 403) },
+      responses: { 200: jsonContent(PenetrationSchema, 'Penetration'), ...errorResponses(400, 401, 403, 422) },
     }),
     async (c) => {
       const q = c.req.valid('query');

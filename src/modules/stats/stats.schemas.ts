@@ -49,9 +49,24 @@ const PenetrationRow = z
 
 export const PenetrationSchema = z.object({ totals: PenetrationRow, by_campaign: z.array(PenetrationRow) }).openapi('Penetration');
 
+const UUID_SOURCE = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
+/** 1 to 100 comma-separated uuids, blanks around each allowed (they are trimmed). */
+const CAMPAIGN_IDS_RE = new RegExp(`^\\s*${UUID_SOURCE}\\s*(,\\s*${UUID_SOURCE}\\s*){0,99}$`);
+
 export const PenetrationQuery = z.object({
-  campaign_ids: z.string().optional().openapi({ description: 'Comma-separated campaign ids (at most 100); required unless campaign_id is given' }),
-  campaign_id: z.string().optional().openapi({ description: 'A single campaign id (alternative spelling)' }),
+  campaign_ids: z
+    .string()
+    .regex(CAMPAIGN_IDS_RE, 'must be 1 to 100 comma-separated uuids')
+    .optional()
+    .openapi({
+      description:
+        'Comma-separated campaign ids (1 to 100, repeats counted once); required unless campaign_id is given (neither is 422 unprocessable: a rule across two parameters)',
+    }),
+  campaign_id: z
+    .string()
+    .regex(new RegExp(`^${UUID_SOURCE}$`), 'must be a uuid')
+    .optional()
+    .openapi({ format: 'uuid', description: 'A single campaign id (alternative spelling; ignored when campaign_ids is given)' }),
   from: z.iso.datetime({ offset: true }).optional().openapi({ description: 'Attempts from this instant (inclusive; default: all time)' }),
   to: z.iso.datetime({ offset: true }).optional().openapi({ description: 'Attempts before this instant (exclusive; default: now)' }),
 });
@@ -142,5 +157,5 @@ export const CapacityQuery = z.object({
     .min(1)
     .max(MAX_CAPACITY_INTERVALS)
     .default(16)
-    .openapi({ type: 'integer', description: `How many intervals, 1..${MAX_CAPACITY_INTERVALS} (default 16; anything else is 400)` }),
+    .openapi({ type: 'integer', minimum: 1, maximum: MAX_CAPACITY_INTERVALS, description: `How many intervals, 1..${MAX_CAPACITY_INTERVALS} (default 16; anything else is 400)` }),
 });

@@ -22,7 +22,7 @@ the time they were pressed. A menu appears once someone pressed a key in it; \`m
 from the root (\`""\`). Any campaign type answers; one without key presses reports zeros and no menus. A foreign or
 unknown campaign id is 404.`,
       request: { params: IdParam, query: SurveyResultsQuery },
-      responses: { 200: jsonContent(SurveyResultsSchema, 'Survey results'), ...errorResponses(400, 401, 403, 404) },
+      responses: { 200: jsonContent(SurveyResultsSchema, 'Survey results'), ...errorResponses(400, 401, 403, 404, 422) },
     }),
     async (c) => c.json(await surveyResults(deps, c.get('principal').tenantId, c.req.valid('param').id, c.req.valid('query')), 200),
   );

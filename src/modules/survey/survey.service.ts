@@ -1,5 +1,5 @@
 import type { AppDeps } from '../../deps';
-import { badRequest, notFound } from '../../lib/errors';
+import { badRequest, notFound, unprocessable } from '../../lib/errors';
 import { withTenantSql } from '../../lib/tenancy';
 import { DIGITS } from './survey.schemas';
 
@@ -54,7 +54,7 @@ function parseInstant(name: string, value: string | undefined): Date | null {
 export async function surveyResults(deps: AppDeps, tenantId: string, campaignId: string, query: { from?: string; to?: string }) {
   const from = parseInstant('from', query.from);
   const to = parseInstant('to', query.to);
-  if (from && to && from > to) throw badRequest("'from' must not be after 'to'");
+  if (from && to && from > to) throw unprocessable("'from' must not be after 'to'");
 
   return withTenantSql(deps.db, tenantId, async (sql) => {
     const [campaign] = await sql.query<{ calls_answered: number }>(

@@ -1,4 +1,7 @@
-import { z } from '../../lib/openapi';
+import { NON_BLANK_PATTERN, z } from '../../lib/openapi';
+
+/** Names are trimmed, then 1 to 200 characters (422 unprocessable otherwise). */
+const nameInput = () => z.string().openapi({ pattern: NON_BLANK_PATTERN, maxLength: 200, description: 'Trimmed; 1 to 200 characters (422 unprocessable otherwise)' });
 
 export const TIERS = ['starter', 'growth', 'scale', 'enterprise', 'dialer_core', 'compliance_pro', 'audit_shield'] as const;
 export type Tier = (typeof TIERS)[number];
@@ -92,11 +95,11 @@ export const AgentSchema = z
 
 export const AdminCreateTenantBody = z
   .strictObject({
-    name: z.string(),
+    name: nameInput(),
     admin: z.strictObject({
-      name: z.string(),
-      email: z.string(),
-      sip_extension: z.string().optional(),
+      name: z.string().openapi({ pattern: NON_BLANK_PATTERN, description: 'Trimmed; not blank (422 unprocessable otherwise)' }),
+      email: z.string().openapi({ format: 'email', description: 'Not an email address is 422 unprocessable' }),
+      sip_extension: z.string().optional().openapi({ pattern: '^[A-Za-z0-9._-]{1,64}$', description: '1 to 64 of digits, letters, dot, underscore and hyphen (422 unprocessable otherwise)' }),
     }),
     tier: tierInput.optional(),
     voice_ai_enabled: z.boolean().optional(),
@@ -119,7 +122,7 @@ const nullableMoney = z
 
 export const AdminPatchTenantBody = z
   .strictObject({
-    name: z.string(),
+    name: nameInput(),
     tier: tierInput,
     voice_ai_enabled: z.boolean(),
     seats: z.number().int(),
@@ -144,7 +147,7 @@ export type AdminCreateTenantInput = z.infer<typeof AdminCreateTenantBody>;
 export type AdminPatchTenantInput = z.infer<typeof AdminPatchTenantBody>;
 
 /** PATCH /v1/tenant: only `name` is editable; other keys are ignored (SPEC). */
-export const PatchTenantBody = z.object({ name: z.string() }).openapi('PatchTenant');
+export const PatchTenantBody = z.object({ name: nameInput() }).openapi('PatchTenant');
 
 const RETENTION_BOUNDS_MESSAGE = `must be an integer from ${MIN_RETENTION_MONTHS} to ${MAX_RETENTION_MONTHS}: Regulation F (12 CFR 1006.100(a)) requires keeping evidence of compliance, call recordings included, for three years`;
 

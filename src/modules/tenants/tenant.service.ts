@@ -24,7 +24,8 @@ const MAX_NAME = 200;
 
 function checkName(name: string): string {
   const trimmed = name.trim();
-  if (trimmed.length === 0 || trimmed.length > MAX_NAME) throw unprocessable(`name must be 1 to ${MAX_NAME} characters`);
+  // Code points, as the published maxLength counts them.
+  if (trimmed.length === 0 || [...trimmed].length > MAX_NAME) throw unprocessable(`name must be 1 to ${MAX_NAME} characters`);
   return trimmed;
 }
 

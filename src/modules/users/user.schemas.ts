@@ -22,7 +22,7 @@ export const UserEnvelope = z.object({ user: UserSchema });
 
 export const CreateUserBody = z
   .strictObject({
-    email: z.string(),
+    email: z.string().openapi({ format: 'email', description: 'Trimmed and stored lowercase; not an email address is 422 unprocessable' }),
     name: z.string().optional(),
     password: z.string().openapi({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX, description: `${PASSWORD_MIN} to ${PASSWORD_MAX} characters (422 unprocessable otherwise)` }),
   })

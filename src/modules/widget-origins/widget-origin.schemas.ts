@@ -23,6 +23,8 @@ export const WidgetOriginList = z.object({ widget_origins: z.array(WidgetOriginS
 export const CreateWidgetOriginBody = z
   .strictObject({
     origin: z.string().openapi({
+      // The written form only (blanks around it are trimmed); host, port and scheme rules stay 422.
+      pattern: '^\\s*[Hh][Tt][Tt][Pp][Ss]?://[^/?#\\\\\\s]+/?\\s*$',
       description: `${ORIGIN_RULE}; anything else is 422 unprocessable. Already registered in the tenant, or enabled for another tenant: 409 conflict`,
       example: 'https://crm.acme.example',
     }),
