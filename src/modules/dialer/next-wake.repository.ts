@@ -5,7 +5,8 @@ import { NUMBER_COOLDOWN_MS, WORKABLE_DEBT_STATES } from '../leads/lead.reposito
  * The earliest future moment one of the campaign's leads or callbacks becomes dialable, one
  * statement: a lead's next_dialable_at (its redial rest, a refusal's cooldown or the calling window
  * it waits for), the end of the 30-minute number cooldown that holds a lead already due, and a
- * pending callback's scheduled_at or retry_at. Null when nothing is scheduled (only an import, a
+ * pending callback's scheduled_at or retry_at (one naming an agent is its own timer's to dial, not the
+ * run's). Null when nothing is scheduled (only an import, a
  * rewind or a new callback can bring work, and each of those signals the run).
  */
 export async function nextLeadDueAt(sql: SqlTx, campaignId: string, now: Date): Promise<Date | null> {
@@ -22,7 +23,7 @@ export async function nextLeadDueAt(sql: SqlTx, campaignId: string, now: Date): 
            WHERE d.campaign_id = $1 AND d.state = ANY ($2::text[]) AND (d.next_dialable_at IS NULL OR d.next_dialable_at <= $3)
            LIMIT 1000) held),
        (SELECT min(GREATEST(cb.scheduled_at, COALESCE(cb.retry_at, cb.scheduled_at))) FROM callbacks cb
-         WHERE cb.campaign_id = $1 AND cb.status = 'pending' AND GREATEST(cb.scheduled_at, COALESCE(cb.retry_at, cb.scheduled_at)) > $3)
+         WHERE cb.campaign_id = $1 AND cb.status = 'pending' AND cb.agent_id IS NULL AND GREATEST(cb.scheduled_at, COALESCE(cb.retry_at, cb.scheduled_at)) > $3)
      ) AS at`,
     [campaignId, [...WORKABLE_DEBT_STATES], now, NUMBER_COOLDOWN_MS],
   );
