@@ -842,7 +842,7 @@ export interface paths {
         };
         /**
          * Debts of the tenant (summary projection), oldest first
-         * @description Filters combine with AND. phone takes a normalized E.164 number only, its leading plus percent-encoded (%2B); anything else is 400. An unknown state is 400. Foreign or unknown campaign ids, refs and phones give an empty page, never 404.
+         * @description Filters combine with AND. phone takes a normalized E.164 number only, its leading plus percent-encoded (%2B); anything else is 400. An unknown state is 400. min_amount_cents above max_amount_cents is 422 unprocessable (a rule across two parameters). Foreign or unknown campaign ids, refs and phones give an empty page, never 404.
          */
         get: operations["listDebts"];
         put?: never;
@@ -901,7 +901,7 @@ export interface paths {
         put?: never;
         /**
          * Record a FDCPA 1692c(c) cease-and-desist for the debt
-         * @description The consumer asked in writing that the agency stop communicating about this debt. Sets cease_and_desist_at to received_at (default now; a time in the future is 400 invalid) with an audit entry (debt.cease_and_desist, carrying the note). From then on the compliance engine refuses every call and text for the debt with gate cease_and_desist; there is no bypass. Idempotent: a repeat keeps the first time and records nothing new.
+         * @description The consumer asked in writing that the agency stop communicating about this debt. Sets cease_and_desist_at to received_at (default now; a time in the future is 422 unprocessable) with an audit entry (debt.cease_and_desist, carrying the note). From then on the compliance engine refuses every call and text for the debt with gate cease_and_desist; there is no bypass. Idempotent: a repeat keeps the first time and records nothing new.
          */
         post: operations["recordCeaseAndDesist"];
         delete?: never;
@@ -975,7 +975,7 @@ export interface paths {
          *     dates without refusals included. The window is half-open, [from, to). Refusal evidence is kept per UTC day, so the window selects every UTC
          *     date whose day overlaps it (from = to selects none). Defaults: `to` is now; `from` is 00:00Z of the date 29 days
          *     before the window's last date, so the default is the trailing 30 UTC dates ending today. At most 366 dates;
-         *     `from` after `to`, a longer window or a bad RFC 3339 timestamp is 400 bad_request.
+         *     `from` after `to` or a longer window is 422 unprocessable (a rule across both fields); a bad RFC 3339 timestamp is 400 bad_request.
          */
         get: operations["getBlockedStats"];
         put?: never;
@@ -1002,7 +1002,7 @@ export interface paths {
          *     (narrow the window or filter by campaign). The window is half-open, [from, to). Refusal evidence is kept per UTC day, so the window selects every UTC
          *     date whose day overlaps it (from = to selects none). Defaults: `to` is now; `from` is 00:00Z of the date 29 days
          *     before the window's last date, so the default is the trailing 30 UTC dates ending today. At most 366 dates;
-         *     `from` after `to`, a longer window or a bad RFC 3339 timestamp is 400 bad_request.
+         *     `from` after `to` or a longer window is 422 unprocessable (a rule across both fields); a bad RFC 3339 timestamp is 400 bad_request.
          *
          *     CSV (format=csv, or an Accept header preferring text/csv when format is absent): a header line
          *     `day,gate,campaign_id,debt_id,external_ref,refusals,first_decision_id,last_decision_id,first_at,last_at`, then one CRLF-terminated line per listed row with the JSON row fields (RFC 4180 quoting; a
@@ -1387,7 +1387,7 @@ export interface paths {
         /**
          * Health of a DID, computed from the CDR at read time
          * @description The period is half-open [from, to): `to` defaults to now and `from` to 30 days before `to`; `from` not before
-         *     `to` or a bad RFC 3339 timestamp is 400 `bad_request`. Counted over the call attempts presenting the DID's e164 as from_number:
+         *     `to` is 422 `unprocessable` (a rule across both fields), a bad RFC 3339 timestamp 400 `bad_request`. Counted over the call attempts presenting the DID's e164 as from_number:
          *     `dials` are originals that started in the period (not_placed excluded); `answered` and the duration come from each call's final
          *     state (the latest correction, else the original); `short_calls` are answered calls that ended less than 15 s after answer. Rates are
          *     JSON numbers like the other stats' rates (answer_rate over dials, short_call_rate over answered), null when the denominator is 0.
@@ -1712,7 +1712,7 @@ export interface paths {
          * @description Every CDR row of the tenant: originals (corrects_id null) and the corrections appended to them (corrects_id =
          *     the original; the latest correction of an original is its final state). Ordered by inserted_at then id, newest first; from and to bound inserted_at (the moment the row was appended:
          *     for an original, when the attempt was created just before dialing; for a correction, when it was recorded), from inclusive
-         *     and to exclusive, from after to is 400. Filters combine with AND and apply to each row's own columns. Every query
+         *     and to exclusive, from after to is 422 unprocessable (a rule across two parameters). Filters combine with AND and apply to each row's own columns. Every query
          *     parameter is single-valued: a repeated parameter or the array form (name[]=...) is 400. Notes are shown decrypted. A correction carries the agent that
          *     recorded it and the disposition it set, so disposition=promise_to_pay finds the corrections that recorded promises.
          */
@@ -1788,7 +1788,7 @@ export interface paths {
          *     the calls not ended yet (ended_at null), live=false the ended ones. disposition matches the original's own disposition (the
          *     engine outcome), not a later correction. Ordered by inserted_at then id, newest first; from and to bound inserted_at (the moment the row was appended:
          *     for an original, when the attempt was created just before dialing; for a correction, when it was recorded), from inclusive
-         *     and to exclusive, from after to is 400. Filters combine with AND and apply to each row's own columns. Every query
+         *     and to exclusive, from after to is 422 unprocessable (a rule across two parameters). Filters combine with AND and apply to each row's own columns. Every query
          *     parameter is single-valued: a repeated parameter or the array form (name[]=...) is 400. Notes are shown decrypted.
          *
          *     A `ddw_` widget token is scoped to its own agent's calls: a call is the agent's own when its original
@@ -2049,7 +2049,8 @@ export interface paths {
          * @description Without due: the callbacks in status (default pending), by scheduled_at then id, at most limit of them (narrow
          *     with campaign_id and debt_id; there is no cursor). With due=now (or true or 1): the due queue, pending callbacks with
          *     scheduled_at at or before now, ordered by priority (highest first), then scheduled_at, then id; the runner dials these
-         *     before fresh leads. Unknown or foreign campaign and debt ids give an empty list; malformed ones are 400.
+         *     before fresh leads. Unknown or foreign campaign and debt ids give an empty list; malformed ones are 400. due with a status
+         *     other than pending is 422 `unprocessable` (the queue holds pending callbacks only; a rule across two fields).
          */
         get: operations["listCallbacks"];
         put?: never;
@@ -2228,7 +2229,7 @@ export interface paths {
         };
         /**
          * How much of campaigns’ debt base was attempted, reached and effectively contacted
-         * @description Each debt counts once per row. attempted: at least one original attempt in [from, to). reached: an attempt whose final disposition (its latest correction) is not failed, rejected, busy, no_answer, canceled, not_placed or reaped, or a conversation in the window. effective_contact: answered by a person (answered_human, or answered with AMD verdict human) or a conversation in the window. Percentages are of unique_accounts, rounded to two decimals. Unknown or foreign campaign ids give rows of zeros. The totals row counts consumers shared by several campaigns once.
+         * @description Each debt counts once per row. attempted: at least one original attempt in [from, to). reached: an attempt whose final disposition (its latest correction) is not failed, rejected, busy, no_answer, canceled, not_placed or reaped, or a conversation in the window. effective_contact: answered by a person (answered_human, or answered with AMD verdict human) or a conversation in the window. Percentages are of unique_accounts, rounded to two decimals. Unknown or foreign campaign ids give rows of zeros. The totals row counts consumers shared by several campaigns once. Neither campaign_ids nor campaign_id, or from after to, is 422 unprocessable (rules across parameters); a malformed value is 400.
          */
         get: operations["getPenetrationStats"];
         put?: never;
@@ -2473,7 +2474,7 @@ export interface paths {
          * @description Body `{url, events}`, both required. The endpoint starts enabled; deliveries of the subscribed events start
          *     with the next fact announced. `url` passes the egress check: https on port 443, no user or password in it, a host name (an IP literal,
          *     `localhost`, a single-label name, an internal suffix such as .local/.internal/.lan/.corp/.home.arpa, or a cloud-metadata name is
-         *     refused) that resolves, and only to public addresses (loopback, RFC 1918, CGNAT 100.64/10, link-local, unique-local, multicast,
+         *     refused) that resolves (a name that does not resolve is 422 `unprocessable`), and only to public addresses (loopback, RFC 1918, CGNAT 100.64/10, link-local, unique-local, multicast,
          *     0.0.0.0/8, documentation, reserved and metadata addresses, IPv4-mapped forms included, are refused; a name with one public and one
          *     private address is refused). A refusal is 400 `invalid` with a message naming `url` and the rule (never the resolved
          *     addresses). At most 2048 characters. The stored url is the normalized form (lowercase host, path at least `/`).
@@ -2526,7 +2527,7 @@ export interface paths {
          * @description Optional `url`, `events`, `enabled`; absent keys are unchanged, and a patch that changes nothing writes
          *     nothing. The same rules as the registration: `url` passes the egress check: https on port 443, no user or password in it, a host name (an IP literal,
          *     `localhost`, a single-label name, an internal suffix such as .local/.internal/.lan/.corp/.home.arpa, or a cloud-metadata name is
-         *     refused) that resolves, and only to public addresses (loopback, RFC 1918, CGNAT 100.64/10, link-local, unique-local, multicast,
+         *     refused) that resolves (a name that does not resolve is 422 `unprocessable`), and only to public addresses (loopback, RFC 1918, CGNAT 100.64/10, link-local, unique-local, multicast,
          *     0.0.0.0/8, documentation, reserved and metadata addresses, IPv4-mapped forms included, are refused; a name with one public and one
          *     private address is refused). A refusal is 400 `invalid` with a message naming `url` and the rule (never the resolved
          *     addresses). At most 2048 characters. The stored url is the normalized form (lowercase host, path at least `/`).
@@ -2916,7 +2917,7 @@ export interface paths {
         };
         /**
          * SMS charges: messages, segments and cost in a window, by UTC day
-         * @description Counts the charged ledger rows (sent transitions; each keeps the price it was charged at) whose occurred_at is in [from, to) (half-open; default the current UTC month), optionally of one campaign. month_to_date_cost_usd (all campaigns, this UTC month) and budget_usd are the spend cap's figures whatever the window. from after to is 400.
+         * @description Counts the charged ledger rows (sent transitions; each keeps the price it was charged at) whose occurred_at is in [from, to) (half-open; default the current UTC month), optionally of one campaign. month_to_date_cost_usd (all campaigns, this UTC month) and budget_usd are the spend cap's figures whatever the window. from after to is 422 unprocessable (a rule across both fields).
          */
         get: operations["getSmsUsageStats"];
         put?: never;
@@ -3629,8 +3630,8 @@ export interface paths {
          * Planned shifts of the tenant, by start time
          * @description Ordered by starts_at then id, earliest first. Filters combine with AND: `agent_id` (an unknown or foreign agent gives an
          *     empty page; malformed is 400), `status` (scheduled or cancelled), and the window `from`/`to` (RFC 3339), which keeps the
-         *     shifts that overlap it (ends_at after from, starts_at before to). A bad timestamp, `from` not before `to`, a bad status,
-         *     limit or cursor are 400. Pages with `limit` (default 100, max 1000) and `cursor`. Tenant-management scope: an API key or a dashboard session; a widget token (ddw_) is 403 forbidden. The dial loop reads the scheduled shifts at every tick (docs/dial-loop.md, Planned shifts) and GET /v1/stats/capacity sets them against the agents present.
+         *     shifts that overlap it (ends_at after from, starts_at before to). A bad timestamp, a bad status,
+         *     limit or cursor are 400; `from` not before `to` is 422 `unprocessable` (a rule across both fields). Pages with `limit` (default 100, max 1000) and `cursor`. Tenant-management scope: an API key or a dashboard session; a widget token (ddw_) is 403 forbidden. The dial loop reads the scheduled shifts at every tick (docs/dial-loop.md, Planned shifts) and GET /v1/stats/capacity sets them against the agents present.
          */
         get: operations["listPlannedShifts"];
         put?: never;
@@ -3718,7 +3719,7 @@ export interface paths {
         /**
          * Recordings, newest first (metadata only; audio is never served here)
          * @description Ordered by started_at then id, newest first; from (inclusive) and to (exclusive) bound started_at, from after to
-         *     is 400. Filters combine with AND. disposition matches the call's terminal CDR row (the latest correction of its original
+         *     is 422 unprocessable (a rule across two parameters). Filters combine with AND. disposition matches the call's terminal CDR row (the latest correction of its original
          *     row, else the original), the same value each item shows. q is free text over the masked phone (`***` plus the last four
          *     digits), account_ref and the debt's external reference; it never searches the full number, so it cannot be used to confirm
          *     which numbers were called. limit defaults to 100, above 1000 is 400. phone_number is the full E.164 number (the owner's
@@ -3816,7 +3817,7 @@ export interface paths {
          * Export recordings (audio and a CSV manifest) as one ZIP archive, produced durably in the background
          * @description Body {from, to, agent_id, campaign_id, disposition, q, refresh}, all optional, unknown keys 400. The filters mean what
          *     they mean on GET /v1/recordings. Design defaults: to = now, from = 30 days before to. Decided in this order:
-         *     1. 400 `bad_request` for a malformed body or from after to.
+         *     1. 400 `bad_request` for a malformed body; 422 `unprocessable` for from after to (a rule across two fields).
          *     2. 422 `range_too_large` when to − from exceeds RECORDING_EXPORT_MAX_RANGE_DAYS (366) days.
          *     3. Dedup: an identical request (the same filters once normalized: instants in UTC, ids lower case, q trimmed and lower case;
          *        an omitted from or to counts as "the default window") whose export finished done within RECORDING_EXPORT_DEDUP_TTL_SECONDS
@@ -4069,8 +4070,8 @@ export interface paths {
          * @description One metered row exists per answered AI call, billed once per call uuid: billable_seconds are the answer-to-end seconds
          *     capped at the call's ceiling (ai_max_call_seconds_effective), billed per started minute (ceil(seconds / 60)) at the rate in force when
          *     the call was metered, which the row keeps. The window is half-open, `[from, to)` by answer time; the defaults are the current UTC month.
-         *     `from` must be before `to` and the window at most 400 days (400 `bad_request` otherwise, as for a malformed date
-         *     or campaign_id, or an unknown query key). Totals are sums of the rows: `billable_minutes` sums each call's started minutes and
+         *     `from` must be before `to` and the window at most 400 days (422 `unprocessable` otherwise: a rule across both
+         *     fields; a malformed date or campaign_id, or an unknown query key, is 400 `bad_request`). Totals are sums of the rows: `billable_minutes` sums each call's started minutes and
          *     `estimated_cost_usd` each row's own cost; `minute_rate_usd` is the rate new calls are metered at now. Decimals are strings with 4
          *     places. `daily` has one entry per UTC date the window touches, dates without calls included.
          *
@@ -4144,7 +4145,7 @@ export interface paths {
          * @description Summaries (no transcript or events), newest first by started_at then id. Filters, all optional and combined with AND:
          *     `ai_agent_id`, `campaign_id`, `kind` (call | sandbox), `status` (active | ended | taken_over), `outcome` (an engine outcome),
          *     `from` (inclusive) and `to` (exclusive) on started_at. `limit` default 100, max 1000; `next_cursor` is null on the last page. 400
-         *     `bad_request` for a malformed uuid, an unknown enum value, a bad date, from after to, a limit out of range or a bad cursor. Tenant-management scope: a `ddw_` widget token is 403 `forbidden`, as is a suspended tenant; a missing or bad credential is 401.
+         *     `bad_request` for a malformed uuid, an unknown enum value, a bad date, a limit out of range or a bad cursor; 422 `unprocessable` for from after to. Tenant-management scope: a `ddw_` widget token is 403 `forbidden`, as is a suspended tenant; a missing or bad credential is 401.
          */
         get: operations["listAiConversations"];
         put?: never;
@@ -4446,7 +4447,7 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description Omitted or empty string leaves the stored value unchanged; null fails the item. Unknown fields fail the item. dob, ssn_last4 and pin are encrypted at rest and never returned by any route, logged or echoed in an error. */
+        /** @description Omitted or empty string leaves the stored value unchanged; null fails the item. Unknown fields fail the item (it lands in failed with the field named; the request still answers 200: per-item errors are the contract). dob, ssn_last4 and pin are encrypted at rest and never returned by any route, logged or echoed in an error. */
         DebtImportItem: {
             /** @description Upsert key and the contact-frequency counter key */
             external_ref: string;
@@ -4476,8 +4477,10 @@ export interface components {
             /** @description A PIN of 4 to 8 digits as a string: right-party verification data (factor pin). Write-only */
             pin?: string;
             contacts?: components["schemas"]["DebtImportContact"][];
+        } & {
+            [key: string]: components["schemas"]["NulFreeJson"];
         };
-        /** @description Omitted or empty string leaves the stored value unchanged; null fails the item. */
+        /** @description Omitted or empty string leaves the stored value unchanged; null fails the item. Unknown fields fail the item (it lands in failed; the request still answers 200). */
         DebtImportContact: {
             /**
              * @description E.164; the upsert key within the debt
@@ -4508,6 +4511,8 @@ export interface components {
              * @example 2021-03-14
              */
             consent_given_on?: string;
+        } & {
+            [key: string]: components["schemas"]["NulFreeJson"];
         };
         Error: {
             error: {
@@ -4515,7 +4520,7 @@ export interface components {
                 code: string;
                 message: string;
             } & {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["NulFreeJson"];
             };
         };
         Health: {
@@ -4605,6 +4610,8 @@ export interface components {
         };
         PasswordResetRequest: {
             email: string;
+        } & {
+            [key: string]: components["schemas"]["NulFreeJson"];
         };
         PasswordResetConfirm: {
             /** @description The ddr_ token from the reset link */
@@ -4637,10 +4644,17 @@ export interface components {
             updated_at: string;
         };
         AdminCreateTenant: {
+            /** @description Trimmed; 1 to 200 characters (422 unprocessable otherwise) */
             name: string;
             admin: {
+                /** @description Trimmed; not blank (422 unprocessable otherwise) */
                 name: string;
+                /**
+                 * Format: email
+                 * @description Not an email address is 422 unprocessable
+                 */
                 email: string;
+                /** @description 1 to 64 of digits, letters, dot, underscore and hyphen (422 unprocessable otherwise) */
                 sip_extension?: string;
             };
             /**
@@ -4659,6 +4673,7 @@ export interface components {
             plan_status?: "active" | "trialing" | "past_due" | "suspended" | "cancelled";
         };
         AdminPatchTenant: {
+            /** @description Trimmed; 1 to 200 characters (422 unprocessable otherwise) */
             name?: string;
             /**
              * @description Tier vocabulary; compliance_pro and audit_shield are retired and cannot be newly assigned (422)
@@ -4865,7 +4880,10 @@ export interface components {
             account: components["schemas"]["BillingAccount"];
         };
         PatchTenant: {
+            /** @description Trimmed; 1 to 200 characters (422 unprocessable otherwise) */
             name: string;
+        } & {
+            [key: string]: components["schemas"]["NulFreeJson"];
         };
         TenantRetentionResult: {
             tenant: components["schemas"]["Tenant"];
@@ -4884,6 +4902,10 @@ export interface components {
             new_password: string;
         };
         CreateUser: {
+            /**
+             * Format: email
+             * @description Trimmed and stored lowercase; not an email address is 422 unprocessable
+             */
             email: string;
             name?: string;
             /** @description 12 to 128 characters (422 unprocessable otherwise) */
@@ -5168,7 +5190,7 @@ export interface components {
             sip_response_code: number | null;
             /** @description Frozen decision evidence (decision_id, policy_version, ...), as stored */
             compliance_snapshot: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["NulFreeJson"];
             } | null;
             amd_verdict: string | null;
             /**
@@ -5532,12 +5554,12 @@ export interface components {
                 /** Format: date-time */
                 granted_at: string;
                 /** @description Evidence of the grant, as stored */
-                evidence?: unknown;
+                evidence?: components["schemas"]["NulFreeJson"];
                 /** Format: date-time */
                 revoked_at: string | null;
                 revoked_source: string | null;
                 /** @description Evidence of the revocation, as stored, or null */
-                revoked_evidence?: unknown;
+                revoked_evidence?: components["schemas"]["NulFreeJson"];
                 /** Format: date-time */
                 updated_at: string;
             }[];
@@ -5606,7 +5628,7 @@ export interface components {
                 hash: string;
                 /** @description The full decision: decision_id, allowed, gate, reason, channel, initiation, artificial_voice, phone, campaign_id, evaluated_at, zones, policy_version, rules_version, checks [{gate, outcome, detail, citations}], facts */
                 payload: {
-                    [key: string]: unknown;
+                    [key: string]: components["schemas"]["NulFreeJson"];
                 };
             }[];
             /** @description policies.json: the policy versions the decisions cite */
@@ -5649,7 +5671,7 @@ export interface components {
             /** @description hangup: the hangup cause */
             cause?: string | null;
         } & {
-            [key: string]: unknown;
+            [key: string]: components["schemas"]["NulFreeJson"];
         };
         AuditChainProof: {
             /**
@@ -5840,7 +5862,7 @@ export interface components {
              *     submenus) and every action. Any violation is 400 invalid and nothing is stored.
              */
             ivr_menu: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["NulFreeJson"];
             };
             deferred_bridge: boolean;
             consult_config: components["schemas"]["ConsultConfig"];
@@ -5928,8 +5950,9 @@ export interface components {
             /**
              * @description IANA zone (400 invalid otherwise)
              * @example America/New_York
+             * @enum {string|null}
              */
-            default_timezone?: string | null;
+            default_timezone?: "UTC" | "Africa/Abidjan" | "Africa/Accra" | "Africa/Addis_Ababa" | "Africa/Algiers" | "Africa/Asmera" | "Africa/Bamako" | "Africa/Bangui" | "Africa/Banjul" | "Africa/Bissau" | "Africa/Blantyre" | "Africa/Brazzaville" | "Africa/Bujumbura" | "Africa/Cairo" | "Africa/Casablanca" | "Africa/Ceuta" | "Africa/Conakry" | "Africa/Dakar" | "Africa/Dar_es_Salaam" | "Africa/Djibouti" | "Africa/Douala" | "Africa/El_Aaiun" | "Africa/Freetown" | "Africa/Gaborone" | "Africa/Harare" | "Africa/Johannesburg" | "Africa/Juba" | "Africa/Kampala" | "Africa/Khartoum" | "Africa/Kigali" | "Africa/Kinshasa" | "Africa/Lagos" | "Africa/Libreville" | "Africa/Lome" | "Africa/Luanda" | "Africa/Lubumbashi" | "Africa/Lusaka" | "Africa/Malabo" | "Africa/Maputo" | "Africa/Maseru" | "Africa/Mbabane" | "Africa/Mogadishu" | "Africa/Monrovia" | "Africa/Nairobi" | "Africa/Ndjamena" | "Africa/Niamey" | "Africa/Nouakchott" | "Africa/Ouagadougou" | "Africa/Porto-Novo" | "Africa/Sao_Tome" | "Africa/Tripoli" | "Africa/Tunis" | "Africa/Windhoek" | "America/Adak" | "America/Anchorage" | "America/Anguilla" | "America/Antigua" | "America/Araguaina" | "America/Argentina/La_Rioja" | "America/Argentina/Rio_Gallegos" | "America/Argentina/Salta" | "America/Argentina/San_Juan" | "America/Argentina/San_Luis" | "America/Argentina/Tucuman" | "America/Argentina/Ushuaia" | "America/Aruba" | "America/Asuncion" | "America/Bahia" | "America/Bahia_Banderas" | "America/Barbados" | "America/Belem" | "America/Belize" | "America/Blanc-Sablon" | "America/Boa_Vista" | "America/Bogota" | "America/Boise" | "America/Buenos_Aires" | "America/Cambridge_Bay" | "America/Campo_Grande" | "America/Cancun" | "America/Caracas" | "America/Catamarca" | "America/Cayenne" | "America/Cayman" | "America/Chicago" | "America/Chihuahua" | "America/Ciudad_Juarez" | "America/Coral_Harbour" | "America/Cordoba" | "America/Costa_Rica" | "America/Coyhaique" | "America/Creston" | "America/Cuiaba" | "America/Curacao" | "America/Danmarkshavn" | "America/Dawson" | "America/Dawson_Creek" | "America/Denver" | "America/Detroit" | "America/Dominica" | "America/Edmonton" | "America/Eirunepe" | "America/El_Salvador" | "America/Fort_Nelson" | "America/Fortaleza" | "America/Glace_Bay" | "America/Godthab" | "America/Goose_Bay" | "America/Grand_Turk" | "America/Grenada" | "America/Guadeloupe" | "America/Guatemala" | "America/Guayaquil" | "America/Guyana" | "America/Halifax" | "America/Havana" | "America/Hermosillo" | "America/Indiana/Knox" | "America/Indiana/Marengo" | "America/Indiana/Petersburg" | "America/Indiana/Tell_City" | "America/Indiana/Vevay" | "America/Indiana/Vincennes" | "America/Indiana/Winamac" | "America/Indianapolis" | "America/Inuvik" | "America/Iqaluit" | "America/Jamaica" | "America/Jujuy" | "America/Juneau" | "America/Kentucky/Monticello" | "America/Kralendijk" | "America/La_Paz" | "America/Lima" | "America/Los_Angeles" | "America/Louisville" | "America/Lower_Princes" | "America/Maceio" | "America/Managua" | "America/Manaus" | "America/Marigot" | "America/Martinique" | "America/Matamoros" | "America/Mazatlan" | "America/Mendoza" | "America/Menominee" | "America/Merida" | "America/Metlakatla" | "America/Mexico_City" | "America/Miquelon" | "America/Moncton" | "America/Monterrey" | "America/Montevideo" | "America/Montserrat" | "America/Nassau" | "America/New_York" | "America/Nome" | "America/Noronha" | "America/North_Dakota/Beulah" | "America/North_Dakota/Center" | "America/North_Dakota/New_Salem" | "America/Ojinaga" | "America/Panama" | "America/Paramaribo" | "America/Phoenix" | "America/Port-au-Prince" | "America/Port_of_Spain" | "America/Porto_Velho" | "America/Puerto_Rico" | "America/Punta_Arenas" | "America/Rankin_Inlet" | "America/Recife" | "America/Regina" | "America/Resolute" | "America/Rio_Branco" | "America/Santarem" | "America/Santiago" | "America/Santo_Domingo" | "America/Sao_Paulo" | "America/Scoresbysund" | "America/Sitka" | "America/St_Barthelemy" | "America/St_Johns" | "America/St_Kitts" | "America/St_Lucia" | "America/St_Thomas" | "America/St_Vincent" | "America/Swift_Current" | "America/Tegucigalpa" | "America/Thule" | "America/Tijuana" | "America/Toronto" | "America/Tortola" | "America/Vancouver" | "America/Whitehorse" | "America/Winnipeg" | "America/Yakutat" | "Antarctica/Casey" | "Antarctica/Davis" | "Antarctica/DumontDUrville" | "Antarctica/Macquarie" | "Antarctica/Mawson" | "Antarctica/McMurdo" | "Antarctica/Palmer" | "Antarctica/Rothera" | "Antarctica/Syowa" | "Antarctica/Troll" | "Antarctica/Vostok" | "Arctic/Longyearbyen" | "Asia/Aden" | "Asia/Almaty" | "Asia/Amman" | "Asia/Anadyr" | "Asia/Aqtau" | "Asia/Aqtobe" | "Asia/Ashgabat" | "Asia/Atyrau" | "Asia/Baghdad" | "Asia/Bahrain" | "Asia/Baku" | "Asia/Bangkok" | "Asia/Barnaul" | "Asia/Beirut" | "Asia/Bishkek" | "Asia/Brunei" | "Asia/Calcutta" | "Asia/Chita" | "Asia/Colombo" | "Asia/Damascus" | "Asia/Dhaka" | "Asia/Dili" | "Asia/Dubai" | "Asia/Dushanbe" | "Asia/Famagusta" | "Asia/Gaza" | "Asia/Hebron" | "Asia/Hong_Kong" | "Asia/Hovd" | "Asia/Irkutsk" | "Asia/Jakarta" | "Asia/Jayapura" | "Asia/Jerusalem" | "Asia/Kabul" | "Asia/Kamchatka" | "Asia/Karachi" | "Asia/Katmandu" | "Asia/Khandyga" | "Asia/Krasnoyarsk" | "Asia/Kuala_Lumpur" | "Asia/Kuching" | "Asia/Kuwait" | "Asia/Macau" | "Asia/Magadan" | "Asia/Makassar" | "Asia/Manila" | "Asia/Muscat" | "Asia/Nicosia" | "Asia/Novokuznetsk" | "Asia/Novosibirsk" | "Asia/Omsk" | "Asia/Oral" | "Asia/Phnom_Penh" | "Asia/Pontianak" | "Asia/Pyongyang" | "Asia/Qatar" | "Asia/Qostanay" | "Asia/Qyzylorda" | "Asia/Rangoon" | "Asia/Riyadh" | "Asia/Saigon" | "Asia/Sakhalin" | "Asia/Samarkand" | "Asia/Seoul" | "Asia/Shanghai" | "Asia/Singapore" | "Asia/Srednekolymsk" | "Asia/Taipei" | "Asia/Tashkent" | "Asia/Tbilisi" | "Asia/Tehran" | "Asia/Thimphu" | "Asia/Tokyo" | "Asia/Tomsk" | "Asia/Ulaanbaatar" | "Asia/Urumqi" | "Asia/Ust-Nera" | "Asia/Vientiane" | "Asia/Vladivostok" | "Asia/Yakutsk" | "Asia/Yekaterinburg" | "Asia/Yerevan" | "Atlantic/Azores" | "Atlantic/Bermuda" | "Atlantic/Canary" | "Atlantic/Cape_Verde" | "Atlantic/Faeroe" | "Atlantic/Madeira" | "Atlantic/Reykjavik" | "Atlantic/South_Georgia" | "Atlantic/St_Helena" | "Atlantic/Stanley" | "Australia/Adelaide" | "Australia/Brisbane" | "Australia/Broken_Hill" | "Australia/Darwin" | "Australia/Eucla" | "Australia/Hobart" | "Australia/Lindeman" | "Australia/Lord_Howe" | "Australia/Melbourne" | "Australia/Perth" | "Australia/Sydney" | "Europe/Amsterdam" | "Europe/Andorra" | "Europe/Astrakhan" | "Europe/Athens" | "Europe/Belgrade" | "Europe/Berlin" | "Europe/Bratislava" | "Europe/Brussels" | "Europe/Bucharest" | "Europe/Budapest" | "Europe/Busingen" | "Europe/Chisinau" | "Europe/Copenhagen" | "Europe/Dublin" | "Europe/Gibraltar" | "Europe/Guernsey" | "Europe/Helsinki" | "Europe/Isle_of_Man" | "Europe/Istanbul" | "Europe/Jersey" | "Europe/Kaliningrad" | "Europe/Kiev" | "Europe/Kirov" | "Europe/Lisbon" | "Europe/Ljubljana" | "Europe/London" | "Europe/Luxembourg" | "Europe/Madrid" | "Europe/Malta" | "Europe/Mariehamn" | "Europe/Minsk" | "Europe/Monaco" | "Europe/Moscow" | "Europe/Oslo" | "Europe/Paris" | "Europe/Podgorica" | "Europe/Prague" | "Europe/Riga" | "Europe/Rome" | "Europe/Samara" | "Europe/San_Marino" | "Europe/Sarajevo" | "Europe/Saratov" | "Europe/Simferopol" | "Europe/Skopje" | "Europe/Sofia" | "Europe/Stockholm" | "Europe/Tallinn" | "Europe/Tirane" | "Europe/Ulyanovsk" | "Europe/Vaduz" | "Europe/Vatican" | "Europe/Vienna" | "Europe/Vilnius" | "Europe/Volgograd" | "Europe/Warsaw" | "Europe/Zagreb" | "Europe/Zurich" | "Indian/Antananarivo" | "Indian/Chagos" | "Indian/Christmas" | "Indian/Cocos" | "Indian/Comoro" | "Indian/Kerguelen" | "Indian/Mahe" | "Indian/Maldives" | "Indian/Mauritius" | "Indian/Mayotte" | "Indian/Reunion" | "Pacific/Apia" | "Pacific/Auckland" | "Pacific/Bougainville" | "Pacific/Chatham" | "Pacific/Easter" | "Pacific/Efate" | "Pacific/Enderbury" | "Pacific/Fakaofo" | "Pacific/Fiji" | "Pacific/Funafuti" | "Pacific/Galapagos" | "Pacific/Gambier" | "Pacific/Guadalcanal" | "Pacific/Guam" | "Pacific/Honolulu" | "Pacific/Kiritimati" | "Pacific/Kosrae" | "Pacific/Kwajalein" | "Pacific/Majuro" | "Pacific/Marquesas" | "Pacific/Midway" | "Pacific/Nauru" | "Pacific/Niue" | "Pacific/Norfolk" | "Pacific/Noumea" | "Pacific/Pago_Pago" | "Pacific/Palau" | "Pacific/Pitcairn" | "Pacific/Ponape" | "Pacific/Port_Moresby" | "Pacific/Rarotonga" | "Pacific/Saipan" | "Pacific/Tahiti" | "Pacific/Tarawa" | "Pacific/Tongatapu" | "Pacific/Truk" | "Pacific/Wake" | "Pacific/Wallis" | null;
             calling_window_destination_local?: boolean;
             record_calls?: boolean;
             ai_voice?: boolean;
@@ -5950,7 +5973,7 @@ export interface components {
              *     submenus) and every action. Any violation is 400 invalid and nothing is stored. Not an object: 400 bad_request.
              */
             ivr_menu?: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["NulFreeJson"];
             };
             deferred_bridge?: boolean;
             /**
@@ -5967,7 +5990,7 @@ export interface components {
              *     }
              */
             consult_config?: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["NulFreeJson"];
             };
             /**
              * Format: uuid
@@ -5984,6 +6007,7 @@ export interface components {
             /** @description Distinct ids of DIDs in the tenant's registry, any status, at most 1000; an unknown, foreign or malformed id is 400 invalid. An sms_blast campaign texts from the pool's active DIDs (at least one must be active when the pool is written, 400 invalid otherwise), or from caller_ids when the pool is empty; with neither it is 400 invalid */
             caller_id_pool?: string[];
             /**
+             * Format: uuid
              * @description The AI agent of an ai_voice campaign (any type may hold one; only ai_voice uses it). It must be an agent of the tenant that is not
              *     retired: a malformed, unknown, foreign or retired id is 400 invalid. null clears. Starting or resuming an ai_voice campaign needs one
              *     (409 otherwise); whether it is live is read on every dial tick
@@ -6038,8 +6062,9 @@ export interface components {
             /**
              * @description IANA zone (400 invalid otherwise)
              * @example America/New_York
+             * @enum {string|null}
              */
-            default_timezone?: string | null;
+            default_timezone?: "UTC" | "Africa/Abidjan" | "Africa/Accra" | "Africa/Addis_Ababa" | "Africa/Algiers" | "Africa/Asmera" | "Africa/Bamako" | "Africa/Bangui" | "Africa/Banjul" | "Africa/Bissau" | "Africa/Blantyre" | "Africa/Brazzaville" | "Africa/Bujumbura" | "Africa/Cairo" | "Africa/Casablanca" | "Africa/Ceuta" | "Africa/Conakry" | "Africa/Dakar" | "Africa/Dar_es_Salaam" | "Africa/Djibouti" | "Africa/Douala" | "Africa/El_Aaiun" | "Africa/Freetown" | "Africa/Gaborone" | "Africa/Harare" | "Africa/Johannesburg" | "Africa/Juba" | "Africa/Kampala" | "Africa/Khartoum" | "Africa/Kigali" | "Africa/Kinshasa" | "Africa/Lagos" | "Africa/Libreville" | "Africa/Lome" | "Africa/Luanda" | "Africa/Lubumbashi" | "Africa/Lusaka" | "Africa/Malabo" | "Africa/Maputo" | "Africa/Maseru" | "Africa/Mbabane" | "Africa/Mogadishu" | "Africa/Monrovia" | "Africa/Nairobi" | "Africa/Ndjamena" | "Africa/Niamey" | "Africa/Nouakchott" | "Africa/Ouagadougou" | "Africa/Porto-Novo" | "Africa/Sao_Tome" | "Africa/Tripoli" | "Africa/Tunis" | "Africa/Windhoek" | "America/Adak" | "America/Anchorage" | "America/Anguilla" | "America/Antigua" | "America/Araguaina" | "America/Argentina/La_Rioja" | "America/Argentina/Rio_Gallegos" | "America/Argentina/Salta" | "America/Argentina/San_Juan" | "America/Argentina/San_Luis" | "America/Argentina/Tucuman" | "America/Argentina/Ushuaia" | "America/Aruba" | "America/Asuncion" | "America/Bahia" | "America/Bahia_Banderas" | "America/Barbados" | "America/Belem" | "America/Belize" | "America/Blanc-Sablon" | "America/Boa_Vista" | "America/Bogota" | "America/Boise" | "America/Buenos_Aires" | "America/Cambridge_Bay" | "America/Campo_Grande" | "America/Cancun" | "America/Caracas" | "America/Catamarca" | "America/Cayenne" | "America/Cayman" | "America/Chicago" | "America/Chihuahua" | "America/Ciudad_Juarez" | "America/Coral_Harbour" | "America/Cordoba" | "America/Costa_Rica" | "America/Coyhaique" | "America/Creston" | "America/Cuiaba" | "America/Curacao" | "America/Danmarkshavn" | "America/Dawson" | "America/Dawson_Creek" | "America/Denver" | "America/Detroit" | "America/Dominica" | "America/Edmonton" | "America/Eirunepe" | "America/El_Salvador" | "America/Fort_Nelson" | "America/Fortaleza" | "America/Glace_Bay" | "America/Godthab" | "America/Goose_Bay" | "America/Grand_Turk" | "America/Grenada" | "America/Guadeloupe" | "America/Guatemala" | "America/Guayaquil" | "America/Guyana" | "America/Halifax" | "America/Havana" | "America/Hermosillo" | "America/Indiana/Knox" | "America/Indiana/Marengo" | "America/Indiana/Petersburg" | "America/Indiana/Tell_City" | "America/Indiana/Vevay" | "America/Indiana/Vincennes" | "America/Indiana/Winamac" | "America/Indianapolis" | "America/Inuvik" | "America/Iqaluit" | "America/Jamaica" | "America/Jujuy" | "America/Juneau" | "America/Kentucky/Monticello" | "America/Kralendijk" | "America/La_Paz" | "America/Lima" | "America/Los_Angeles" | "America/Louisville" | "America/Lower_Princes" | "America/Maceio" | "America/Managua" | "America/Manaus" | "America/Marigot" | "America/Martinique" | "America/Matamoros" | "America/Mazatlan" | "America/Mendoza" | "America/Menominee" | "America/Merida" | "America/Metlakatla" | "America/Mexico_City" | "America/Miquelon" | "America/Moncton" | "America/Monterrey" | "America/Montevideo" | "America/Montserrat" | "America/Nassau" | "America/New_York" | "America/Nome" | "America/Noronha" | "America/North_Dakota/Beulah" | "America/North_Dakota/Center" | "America/North_Dakota/New_Salem" | "America/Ojinaga" | "America/Panama" | "America/Paramaribo" | "America/Phoenix" | "America/Port-au-Prince" | "America/Port_of_Spain" | "America/Porto_Velho" | "America/Puerto_Rico" | "America/Punta_Arenas" | "America/Rankin_Inlet" | "America/Recife" | "America/Regina" | "America/Resolute" | "America/Rio_Branco" | "America/Santarem" | "America/Santiago" | "America/Santo_Domingo" | "America/Sao_Paulo" | "America/Scoresbysund" | "America/Sitka" | "America/St_Barthelemy" | "America/St_Johns" | "America/St_Kitts" | "America/St_Lucia" | "America/St_Thomas" | "America/St_Vincent" | "America/Swift_Current" | "America/Tegucigalpa" | "America/Thule" | "America/Tijuana" | "America/Toronto" | "America/Tortola" | "America/Vancouver" | "America/Whitehorse" | "America/Winnipeg" | "America/Yakutat" | "Antarctica/Casey" | "Antarctica/Davis" | "Antarctica/DumontDUrville" | "Antarctica/Macquarie" | "Antarctica/Mawson" | "Antarctica/McMurdo" | "Antarctica/Palmer" | "Antarctica/Rothera" | "Antarctica/Syowa" | "Antarctica/Troll" | "Antarctica/Vostok" | "Arctic/Longyearbyen" | "Asia/Aden" | "Asia/Almaty" | "Asia/Amman" | "Asia/Anadyr" | "Asia/Aqtau" | "Asia/Aqtobe" | "Asia/Ashgabat" | "Asia/Atyrau" | "Asia/Baghdad" | "Asia/Bahrain" | "Asia/Baku" | "Asia/Bangkok" | "Asia/Barnaul" | "Asia/Beirut" | "Asia/Bishkek" | "Asia/Brunei" | "Asia/Calcutta" | "Asia/Chita" | "Asia/Colombo" | "Asia/Damascus" | "Asia/Dhaka" | "Asia/Dili" | "Asia/Dubai" | "Asia/Dushanbe" | "Asia/Famagusta" | "Asia/Gaza" | "Asia/Hebron" | "Asia/Hong_Kong" | "Asia/Hovd" | "Asia/Irkutsk" | "Asia/Jakarta" | "Asia/Jayapura" | "Asia/Jerusalem" | "Asia/Kabul" | "Asia/Kamchatka" | "Asia/Karachi" | "Asia/Katmandu" | "Asia/Khandyga" | "Asia/Krasnoyarsk" | "Asia/Kuala_Lumpur" | "Asia/Kuching" | "Asia/Kuwait" | "Asia/Macau" | "Asia/Magadan" | "Asia/Makassar" | "Asia/Manila" | "Asia/Muscat" | "Asia/Nicosia" | "Asia/Novokuznetsk" | "Asia/Novosibirsk" | "Asia/Omsk" | "Asia/Oral" | "Asia/Phnom_Penh" | "Asia/Pontianak" | "Asia/Pyongyang" | "Asia/Qatar" | "Asia/Qostanay" | "Asia/Qyzylorda" | "Asia/Rangoon" | "Asia/Riyadh" | "Asia/Saigon" | "Asia/Sakhalin" | "Asia/Samarkand" | "Asia/Seoul" | "Asia/Shanghai" | "Asia/Singapore" | "Asia/Srednekolymsk" | "Asia/Taipei" | "Asia/Tashkent" | "Asia/Tbilisi" | "Asia/Tehran" | "Asia/Thimphu" | "Asia/Tokyo" | "Asia/Tomsk" | "Asia/Ulaanbaatar" | "Asia/Urumqi" | "Asia/Ust-Nera" | "Asia/Vientiane" | "Asia/Vladivostok" | "Asia/Yakutsk" | "Asia/Yekaterinburg" | "Asia/Yerevan" | "Atlantic/Azores" | "Atlantic/Bermuda" | "Atlantic/Canary" | "Atlantic/Cape_Verde" | "Atlantic/Faeroe" | "Atlantic/Madeira" | "Atlantic/Reykjavik" | "Atlantic/South_Georgia" | "Atlantic/St_Helena" | "Atlantic/Stanley" | "Australia/Adelaide" | "Australia/Brisbane" | "Australia/Broken_Hill" | "Australia/Darwin" | "Australia/Eucla" | "Australia/Hobart" | "Australia/Lindeman" | "Australia/Lord_Howe" | "Australia/Melbourne" | "Australia/Perth" | "Australia/Sydney" | "Europe/Amsterdam" | "Europe/Andorra" | "Europe/Astrakhan" | "Europe/Athens" | "Europe/Belgrade" | "Europe/Berlin" | "Europe/Bratislava" | "Europe/Brussels" | "Europe/Bucharest" | "Europe/Budapest" | "Europe/Busingen" | "Europe/Chisinau" | "Europe/Copenhagen" | "Europe/Dublin" | "Europe/Gibraltar" | "Europe/Guernsey" | "Europe/Helsinki" | "Europe/Isle_of_Man" | "Europe/Istanbul" | "Europe/Jersey" | "Europe/Kaliningrad" | "Europe/Kiev" | "Europe/Kirov" | "Europe/Lisbon" | "Europe/Ljubljana" | "Europe/London" | "Europe/Luxembourg" | "Europe/Madrid" | "Europe/Malta" | "Europe/Mariehamn" | "Europe/Minsk" | "Europe/Monaco" | "Europe/Moscow" | "Europe/Oslo" | "Europe/Paris" | "Europe/Podgorica" | "Europe/Prague" | "Europe/Riga" | "Europe/Rome" | "Europe/Samara" | "Europe/San_Marino" | "Europe/Sarajevo" | "Europe/Saratov" | "Europe/Simferopol" | "Europe/Skopje" | "Europe/Sofia" | "Europe/Stockholm" | "Europe/Tallinn" | "Europe/Tirane" | "Europe/Ulyanovsk" | "Europe/Vaduz" | "Europe/Vatican" | "Europe/Vienna" | "Europe/Vilnius" | "Europe/Volgograd" | "Europe/Warsaw" | "Europe/Zagreb" | "Europe/Zurich" | "Indian/Antananarivo" | "Indian/Chagos" | "Indian/Christmas" | "Indian/Cocos" | "Indian/Comoro" | "Indian/Kerguelen" | "Indian/Mahe" | "Indian/Maldives" | "Indian/Mauritius" | "Indian/Mayotte" | "Indian/Reunion" | "Pacific/Apia" | "Pacific/Auckland" | "Pacific/Bougainville" | "Pacific/Chatham" | "Pacific/Easter" | "Pacific/Efate" | "Pacific/Enderbury" | "Pacific/Fakaofo" | "Pacific/Fiji" | "Pacific/Funafuti" | "Pacific/Galapagos" | "Pacific/Gambier" | "Pacific/Guadalcanal" | "Pacific/Guam" | "Pacific/Honolulu" | "Pacific/Kiritimati" | "Pacific/Kosrae" | "Pacific/Kwajalein" | "Pacific/Majuro" | "Pacific/Marquesas" | "Pacific/Midway" | "Pacific/Nauru" | "Pacific/Niue" | "Pacific/Norfolk" | "Pacific/Noumea" | "Pacific/Pago_Pago" | "Pacific/Palau" | "Pacific/Pitcairn" | "Pacific/Ponape" | "Pacific/Port_Moresby" | "Pacific/Rarotonga" | "Pacific/Saipan" | "Pacific/Tahiti" | "Pacific/Tarawa" | "Pacific/Tongatapu" | "Pacific/Truk" | "Pacific/Wake" | "Pacific/Wallis" | null;
             calling_window_destination_local?: boolean;
             record_calls?: boolean;
             ai_voice?: boolean;
@@ -6060,7 +6085,7 @@ export interface components {
              *     submenus) and every action. Any violation is 400 invalid and nothing is stored. Not an object: 400 bad_request.
              */
             ivr_menu?: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["NulFreeJson"];
             };
             deferred_bridge?: boolean;
             /**
@@ -6077,7 +6102,7 @@ export interface components {
              *     }
              */
             consult_config?: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["NulFreeJson"];
             };
             /**
              * Format: uuid
@@ -6094,6 +6119,7 @@ export interface components {
             /** @description Distinct ids of DIDs in the tenant's registry, any status, at most 1000; an unknown, foreign or malformed id is 400 invalid. An sms_blast campaign texts from the pool's active DIDs (at least one must be active when the pool is written, 400 invalid otherwise), or from caller_ids when the pool is empty; with neither it is 400 invalid */
             caller_id_pool?: string[];
             /**
+             * Format: uuid
              * @description The AI agent of an ai_voice campaign (any type may hold one; only ai_voice uses it). It must be an agent of the tenant that is not
              *     retired: a malformed, unknown, foreign or retired id is 400 invalid. null clears. Starting or resuming an ai_voice campaign needs one
              *     (409 otherwise); whether it is live is read on every dial tick
@@ -6223,12 +6249,12 @@ export interface components {
         /** @description Other keys, including the rendered id, tenant_id, created_at and updated_at, are 400 bad_request naming the key. */
         CreateDid: {
             /**
-             * @description E.164 (400 invalid otherwise); unique per tenant and active in at most one tenant (409)
+             * @description E.164 (400 invalid otherwise; a number its country's numbering plan cannot have is 422 unprocessable); unique per tenant and active in at most one tenant (409)
              * @example +12125550100
              */
             e164: string;
             /**
-             * @description Three digits, the first 2-9 (400 invalid otherwise). Omitted on create: derived from a +1 number (null otherwise). For a +1 number it must be its area code or null
+             * @description Three digits, the first 2-9 (400 invalid otherwise). Omitted on create: derived from a +1 number (null otherwise). For a +1 number it must be its area code or null (422 unprocessable otherwise)
              * @example 212
              */
             npa?: string | null;
@@ -6298,7 +6324,7 @@ export interface components {
         /** @description Absent keys are unchanged. e164 is immutable (400 bad_request). Other keys, including the rendered id, tenant_id, created_at and updated_at, are 400 bad_request naming the key. */
         PatchDid: {
             /**
-             * @description Three digits, the first 2-9 (400 invalid otherwise). Omitted on create: derived from a +1 number (null otherwise). For a +1 number it must be its area code or null
+             * @description Three digits, the first 2-9 (400 invalid otherwise). Omitted on create: derived from a +1 number (null otherwise). For a +1 number it must be its area code or null (422 unprocessable otherwise)
              * @example 212
              */
             npa?: string | null;
@@ -6394,12 +6420,12 @@ export interface components {
              */
             name: string;
             /**
-             * @description host[:port]: a host name, an IPv4 address or a bracketed IPv6 address, port 1-65535, at most 255 characters; the address, or every address the name resolves to, public (not loopback, private, CGNAT, link-local, reserved or cloud metadata; not an internal name) unless SIP_EDGE_ALLOWLIST lists it (400 invalid otherwise); blank or null is none. A byoc trunk needs one to be provisioned
+             * @description host[:port]: a host name, an IPv4 address or a bracketed IPv6 address, port 1-65535, at most 255 characters (400 invalid otherwise); the address, or every address the name resolves to, public (not loopback, private, CGNAT, link-local, reserved or cloud metadata; not an internal name) unless SIP_EDGE_ALLOWLIST lists it (422 unprocessable otherwise); blank or null is none. A byoc trunk needs one to be provisioned
              * @example sip.carrier.example:5060
              */
             sip_proxy?: string | null;
-            /** @description IPv4/IPv6 addresses or CIDR blocks, distinct, at most 64, every address public (as sip_proxy) unless SIP_EDGE_ALLOWLIST covers the block; stored normalized (400 invalid otherwise). Default [] */
-            source_ips?: string[];
+            /** @description IPv4/IPv6 addresses or CIDR blocks, distinct, at most 64 (400 invalid otherwise), every address public (as sip_proxy) unless SIP_EDGE_ALLOWLIST covers the block (422 unprocessable otherwise); stored normalized. Default [] */
+            source_ips?: (string | components["schemas"]["NulFreeJson"] | components["schemas"]["NulFreeJson"])[];
             /**
              * @description Default active; a carrier cannot be created retired (400 invalid)
              * @enum {string}
@@ -6462,7 +6488,7 @@ export interface components {
         /** @description Other keys (tenant_id and the rendered id, status, created_at, updated_at on create) are 400 bad_request naming the key. */
         CreateInboundRoute: {
             /**
-             * @description E.164 (400 invalid otherwise); an active DID of the tenant (422 otherwise); one active route per number platform-wide (409)
+             * @description E.164 (400 invalid otherwise); a possible number of its country and an active DID of the tenant (422 otherwise); one active route per number platform-wide (409)
              * @example +12125550100
              */
             e164: string;
@@ -6575,6 +6601,8 @@ export interface components {
                 /** @description Up to 2000 characters; separate from the disposition note */
                 note?: string | null;
             } | null;
+        } & {
+            [key: string]: components["schemas"]["NulFreeJson"];
         };
         CallPage: {
             calls: components["schemas"]["CallAttempt"][];
@@ -6805,7 +6833,7 @@ export interface components {
             max_attempts?: number;
             /** @description The latest attempt is older than this many days (debts never attempted match) */
             last_attempt_older_than_days?: number;
-            /** @description Reserved: any value is 422 unprocessable */
+            /** @description Reserved (SPEC): present with any value is 422 unprocessable */
             amd_verdicts?: unknown;
         };
         RewindResult: {
@@ -6819,7 +6847,7 @@ export interface components {
             max_attempts?: number;
             /** @description The latest attempt is older than this many days (debts never attempted match) */
             last_attempt_older_than_days?: number;
-            /** @description Reserved: any value is 422 unprocessable */
+            /** @description Reserved (SPEC): present with any value is 422 unprocessable */
             amd_verdicts?: unknown;
             /**
              * @description false cancels the campaign’s pending callbacks of the rewound debts
@@ -6979,7 +7007,7 @@ export interface components {
         /** @description Other keys (tenant_id and secret included: the tenant comes from the credential and the secret is always minted by the service) are 400 bad_request naming the key. */
         CreateWebhook: {
             /**
-             * @description https on port 443 (none or :443), no credentials, a host name (not an IP literal, not an internal or cloud-metadata name) whose every A/AAAA address is public: loopback, private, CGNAT, link-local, unique-local, multicast, documentation and metadata addresses, and names that do not resolve, are 400 invalid naming url. At most 2048 characters. Origins in the deployment's EGRESS_ALLOWLIST skip the https, port and address rules. Checked again on every delivery, on the address actually connected to.
+             * @description https on port 443 (none or :443), no credentials, a host name (not an IP literal, not an internal or cloud-metadata name) whose every A/AAAA address is public: loopback, private, CGNAT, link-local, unique-local, multicast, documentation and metadata addresses are 400 invalid naming url; a name that does not resolve (at registration: it depends on the resolver of the moment) is 422 unprocessable naming url. At most 2048 characters. Origins in the deployment's EGRESS_ALLOWLIST skip the https, port and address rules. Checked again on every delivery, on the address actually connected to.
              * @example https://hooks.example.com/dialer
              */
             url: string;
@@ -6990,12 +7018,12 @@ export interface components {
              *       "promise.recorded"
              *     ]
              */
-            events: string[];
+            events: ("call.ended" | "call.answered" | "promise.recorded" | "sms.received" | "sms.optout" | "recording.available")[];
         };
         /** @description Absent keys are unchanged. Other keys (tenant_id and secret included: the tenant comes from the credential and the secret is always minted by the service) are 400 bad_request naming the key. */
         PatchWebhook: {
             /**
-             * @description https on port 443 (none or :443), no credentials, a host name (not an IP literal, not an internal or cloud-metadata name) whose every A/AAAA address is public: loopback, private, CGNAT, link-local, unique-local, multicast, documentation and metadata addresses, and names that do not resolve, are 400 invalid naming url. At most 2048 characters. Origins in the deployment's EGRESS_ALLOWLIST skip the https, port and address rules. Checked again on every delivery, on the address actually connected to.
+             * @description https on port 443 (none or :443), no credentials, a host name (not an IP literal, not an internal or cloud-metadata name) whose every A/AAAA address is public: loopback, private, CGNAT, link-local, unique-local, multicast, documentation and metadata addresses are 400 invalid naming url; a name that does not resolve (at registration: it depends on the resolver of the moment) is 422 unprocessable naming url. At most 2048 characters. Origins in the deployment's EGRESS_ALLOWLIST skip the https, port and address rules. Checked again on every delivery, on the address actually connected to.
              * @example https://hooks.example.com/dialer
              */
             url?: string;
@@ -7006,7 +7034,7 @@ export interface components {
              *       "promise.recorded"
              *     ]
              */
-            events?: string[];
+            events?: ("call.ended" | "call.answered" | "promise.recorded" | "sms.received" | "sms.optout" | "recording.available")[];
             /** @description true re-enables the endpoint and clears disabled_reason; false disables it with disabled_reason `disabled_by_api` and cancels its pending deliveries */
             enabled?: boolean;
         };
@@ -7143,15 +7171,15 @@ export interface components {
              * @example https://sms.example.com/api
              */
             base_url?: string | null;
-            /** @description Write-only, encrypted at rest, at most 4096 characters; null removes it. For http and mock: the HMAC key of the provider's webhooks. For carrier_a: the provider's Ed25519 public key, as the 32 raw bytes in base64 (as the provider's portal shows it), as SPKI DER in base64, or as a PEM PUBLIC KEY block; anything else is 400 invalid. */
+            /** @description Write-only, encrypted at rest, not blank, at most 4096 characters; null removes it. For http and mock: the HMAC key of the provider's webhooks. For carrier_a: the provider's Ed25519 public key, as the 32 raw bytes in base64 (as the provider's portal shows it), as SPKI DER in base64, or as a PEM PUBLIC KEY block; anything else is 422 unprocessable (the adapter decides the form). */
             webhook_secret?: string | null;
             /** @description Write-only, encrypted at rest: the provider account's own API key, sent as `Authorization: Bearer <api_key>` by the http and carrier_a adapters; never returned (has_api_key says whether one is stored), never in the audit log. 1 to 4096 printable ASCII characters without spaces (400 invalid otherwise); null removes it. Without one, a provider with its own base_url sends no Authorization header: the deployment's key goes only to the deployment's endpoint (blank base_url, same adapter as the deployment). */
             api_key?: string | null;
             /**
-             * @description active or disabled (retired only through the retire route, and final)
+             * @description active (default) or disabled; retired is 400 invalid
              * @enum {string}
              */
-            status?: "active" | "disabled" | "retired";
+            status?: "active" | "disabled";
             /**
              * @description sede (default): this tenant only. empresa: account-wide, inherited by every tenant of the account; needs a ddu_ session of an account_admin user (403 forbidden otherwise, dd_ keys included). Immutable.
              * @enum {string}
@@ -7174,7 +7202,7 @@ export interface components {
              * @example https://sms.example.com/api
              */
             base_url?: string | null;
-            /** @description Write-only, encrypted at rest, at most 4096 characters; null removes it. For http and mock: the HMAC key of the provider's webhooks. For carrier_a: the provider's Ed25519 public key, as the 32 raw bytes in base64 (as the provider's portal shows it), as SPKI DER in base64, or as a PEM PUBLIC KEY block; anything else is 400 invalid. */
+            /** @description Write-only, encrypted at rest, not blank, at most 4096 characters; null removes it. For http and mock: the HMAC key of the provider's webhooks. For carrier_a: the provider's Ed25519 public key, as the 32 raw bytes in base64 (as the provider's portal shows it), as SPKI DER in base64, or as a PEM PUBLIC KEY block; anything else is 422 unprocessable (the adapter decides the form). */
             webhook_secret?: string | null;
             /** @description Write-only, encrypted at rest: the provider account's own API key, sent as `Authorization: Bearer <api_key>` by the http and carrier_a adapters; never returned (has_api_key says whether one is stored), never in the audit log. 1 to 4096 printable ASCII characters without spaces (400 invalid otherwise); null removes it. Without one, a provider with its own base_url sends no Authorization header: the deployment's key goes only to the deployment's endpoint (blank base_url, same adapter as the deployment). */
             api_key?: string | null;
@@ -7200,7 +7228,7 @@ export interface components {
             /** @description The latest failure code (provider refusal, provider_unreachable, base_url_rejected) */
             error_code: string | null;
             compliance_snapshot: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["NulFreeJson"];
             } | null;
             /** @description When the message reached each status (occurred_at of the row) */
             timestamps: {
@@ -7269,8 +7297,9 @@ export interface components {
             /**
              * @description Destination IANA zone for quiet hours; omitted: the contact zone, else the number prefix zones (unresolvable is blocked)
              * @example America/Denver
+             * @enum {string|null}
              */
-            timezone?: string | null;
+            timezone?: "UTC" | "Africa/Abidjan" | "Africa/Accra" | "Africa/Addis_Ababa" | "Africa/Algiers" | "Africa/Asmera" | "Africa/Bamako" | "Africa/Bangui" | "Africa/Banjul" | "Africa/Bissau" | "Africa/Blantyre" | "Africa/Brazzaville" | "Africa/Bujumbura" | "Africa/Cairo" | "Africa/Casablanca" | "Africa/Ceuta" | "Africa/Conakry" | "Africa/Dakar" | "Africa/Dar_es_Salaam" | "Africa/Djibouti" | "Africa/Douala" | "Africa/El_Aaiun" | "Africa/Freetown" | "Africa/Gaborone" | "Africa/Harare" | "Africa/Johannesburg" | "Africa/Juba" | "Africa/Kampala" | "Africa/Khartoum" | "Africa/Kigali" | "Africa/Kinshasa" | "Africa/Lagos" | "Africa/Libreville" | "Africa/Lome" | "Africa/Luanda" | "Africa/Lubumbashi" | "Africa/Lusaka" | "Africa/Malabo" | "Africa/Maputo" | "Africa/Maseru" | "Africa/Mbabane" | "Africa/Mogadishu" | "Africa/Monrovia" | "Africa/Nairobi" | "Africa/Ndjamena" | "Africa/Niamey" | "Africa/Nouakchott" | "Africa/Ouagadougou" | "Africa/Porto-Novo" | "Africa/Sao_Tome" | "Africa/Tripoli" | "Africa/Tunis" | "Africa/Windhoek" | "America/Adak" | "America/Anchorage" | "America/Anguilla" | "America/Antigua" | "America/Araguaina" | "America/Argentina/La_Rioja" | "America/Argentina/Rio_Gallegos" | "America/Argentina/Salta" | "America/Argentina/San_Juan" | "America/Argentina/San_Luis" | "America/Argentina/Tucuman" | "America/Argentina/Ushuaia" | "America/Aruba" | "America/Asuncion" | "America/Bahia" | "America/Bahia_Banderas" | "America/Barbados" | "America/Belem" | "America/Belize" | "America/Blanc-Sablon" | "America/Boa_Vista" | "America/Bogota" | "America/Boise" | "America/Buenos_Aires" | "America/Cambridge_Bay" | "America/Campo_Grande" | "America/Cancun" | "America/Caracas" | "America/Catamarca" | "America/Cayenne" | "America/Cayman" | "America/Chicago" | "America/Chihuahua" | "America/Ciudad_Juarez" | "America/Coral_Harbour" | "America/Cordoba" | "America/Costa_Rica" | "America/Coyhaique" | "America/Creston" | "America/Cuiaba" | "America/Curacao" | "America/Danmarkshavn" | "America/Dawson" | "America/Dawson_Creek" | "America/Denver" | "America/Detroit" | "America/Dominica" | "America/Edmonton" | "America/Eirunepe" | "America/El_Salvador" | "America/Fort_Nelson" | "America/Fortaleza" | "America/Glace_Bay" | "America/Godthab" | "America/Goose_Bay" | "America/Grand_Turk" | "America/Grenada" | "America/Guadeloupe" | "America/Guatemala" | "America/Guayaquil" | "America/Guyana" | "America/Halifax" | "America/Havana" | "America/Hermosillo" | "America/Indiana/Knox" | "America/Indiana/Marengo" | "America/Indiana/Petersburg" | "America/Indiana/Tell_City" | "America/Indiana/Vevay" | "America/Indiana/Vincennes" | "America/Indiana/Winamac" | "America/Indianapolis" | "America/Inuvik" | "America/Iqaluit" | "America/Jamaica" | "America/Jujuy" | "America/Juneau" | "America/Kentucky/Monticello" | "America/Kralendijk" | "America/La_Paz" | "America/Lima" | "America/Los_Angeles" | "America/Louisville" | "America/Lower_Princes" | "America/Maceio" | "America/Managua" | "America/Manaus" | "America/Marigot" | "America/Martinique" | "America/Matamoros" | "America/Mazatlan" | "America/Mendoza" | "America/Menominee" | "America/Merida" | "America/Metlakatla" | "America/Mexico_City" | "America/Miquelon" | "America/Moncton" | "America/Monterrey" | "America/Montevideo" | "America/Montserrat" | "America/Nassau" | "America/New_York" | "America/Nome" | "America/Noronha" | "America/North_Dakota/Beulah" | "America/North_Dakota/Center" | "America/North_Dakota/New_Salem" | "America/Ojinaga" | "America/Panama" | "America/Paramaribo" | "America/Phoenix" | "America/Port-au-Prince" | "America/Port_of_Spain" | "America/Porto_Velho" | "America/Puerto_Rico" | "America/Punta_Arenas" | "America/Rankin_Inlet" | "America/Recife" | "America/Regina" | "America/Resolute" | "America/Rio_Branco" | "America/Santarem" | "America/Santiago" | "America/Santo_Domingo" | "America/Sao_Paulo" | "America/Scoresbysund" | "America/Sitka" | "America/St_Barthelemy" | "America/St_Johns" | "America/St_Kitts" | "America/St_Lucia" | "America/St_Thomas" | "America/St_Vincent" | "America/Swift_Current" | "America/Tegucigalpa" | "America/Thule" | "America/Tijuana" | "America/Toronto" | "America/Tortola" | "America/Vancouver" | "America/Whitehorse" | "America/Winnipeg" | "America/Yakutat" | "Antarctica/Casey" | "Antarctica/Davis" | "Antarctica/DumontDUrville" | "Antarctica/Macquarie" | "Antarctica/Mawson" | "Antarctica/McMurdo" | "Antarctica/Palmer" | "Antarctica/Rothera" | "Antarctica/Syowa" | "Antarctica/Troll" | "Antarctica/Vostok" | "Arctic/Longyearbyen" | "Asia/Aden" | "Asia/Almaty" | "Asia/Amman" | "Asia/Anadyr" | "Asia/Aqtau" | "Asia/Aqtobe" | "Asia/Ashgabat" | "Asia/Atyrau" | "Asia/Baghdad" | "Asia/Bahrain" | "Asia/Baku" | "Asia/Bangkok" | "Asia/Barnaul" | "Asia/Beirut" | "Asia/Bishkek" | "Asia/Brunei" | "Asia/Calcutta" | "Asia/Chita" | "Asia/Colombo" | "Asia/Damascus" | "Asia/Dhaka" | "Asia/Dili" | "Asia/Dubai" | "Asia/Dushanbe" | "Asia/Famagusta" | "Asia/Gaza" | "Asia/Hebron" | "Asia/Hong_Kong" | "Asia/Hovd" | "Asia/Irkutsk" | "Asia/Jakarta" | "Asia/Jayapura" | "Asia/Jerusalem" | "Asia/Kabul" | "Asia/Kamchatka" | "Asia/Karachi" | "Asia/Katmandu" | "Asia/Khandyga" | "Asia/Krasnoyarsk" | "Asia/Kuala_Lumpur" | "Asia/Kuching" | "Asia/Kuwait" | "Asia/Macau" | "Asia/Magadan" | "Asia/Makassar" | "Asia/Manila" | "Asia/Muscat" | "Asia/Nicosia" | "Asia/Novokuznetsk" | "Asia/Novosibirsk" | "Asia/Omsk" | "Asia/Oral" | "Asia/Phnom_Penh" | "Asia/Pontianak" | "Asia/Pyongyang" | "Asia/Qatar" | "Asia/Qostanay" | "Asia/Qyzylorda" | "Asia/Rangoon" | "Asia/Riyadh" | "Asia/Saigon" | "Asia/Sakhalin" | "Asia/Samarkand" | "Asia/Seoul" | "Asia/Shanghai" | "Asia/Singapore" | "Asia/Srednekolymsk" | "Asia/Taipei" | "Asia/Tashkent" | "Asia/Tbilisi" | "Asia/Tehran" | "Asia/Thimphu" | "Asia/Tokyo" | "Asia/Tomsk" | "Asia/Ulaanbaatar" | "Asia/Urumqi" | "Asia/Ust-Nera" | "Asia/Vientiane" | "Asia/Vladivostok" | "Asia/Yakutsk" | "Asia/Yekaterinburg" | "Asia/Yerevan" | "Atlantic/Azores" | "Atlantic/Bermuda" | "Atlantic/Canary" | "Atlantic/Cape_Verde" | "Atlantic/Faeroe" | "Atlantic/Madeira" | "Atlantic/Reykjavik" | "Atlantic/South_Georgia" | "Atlantic/St_Helena" | "Atlantic/Stanley" | "Australia/Adelaide" | "Australia/Brisbane" | "Australia/Broken_Hill" | "Australia/Darwin" | "Australia/Eucla" | "Australia/Hobart" | "Australia/Lindeman" | "Australia/Lord_Howe" | "Australia/Melbourne" | "Australia/Perth" | "Australia/Sydney" | "Europe/Amsterdam" | "Europe/Andorra" | "Europe/Astrakhan" | "Europe/Athens" | "Europe/Belgrade" | "Europe/Berlin" | "Europe/Bratislava" | "Europe/Brussels" | "Europe/Bucharest" | "Europe/Budapest" | "Europe/Busingen" | "Europe/Chisinau" | "Europe/Copenhagen" | "Europe/Dublin" | "Europe/Gibraltar" | "Europe/Guernsey" | "Europe/Helsinki" | "Europe/Isle_of_Man" | "Europe/Istanbul" | "Europe/Jersey" | "Europe/Kaliningrad" | "Europe/Kiev" | "Europe/Kirov" | "Europe/Lisbon" | "Europe/Ljubljana" | "Europe/London" | "Europe/Luxembourg" | "Europe/Madrid" | "Europe/Malta" | "Europe/Mariehamn" | "Europe/Minsk" | "Europe/Monaco" | "Europe/Moscow" | "Europe/Oslo" | "Europe/Paris" | "Europe/Podgorica" | "Europe/Prague" | "Europe/Riga" | "Europe/Rome" | "Europe/Samara" | "Europe/San_Marino" | "Europe/Sarajevo" | "Europe/Saratov" | "Europe/Simferopol" | "Europe/Skopje" | "Europe/Sofia" | "Europe/Stockholm" | "Europe/Tallinn" | "Europe/Tirane" | "Europe/Ulyanovsk" | "Europe/Vaduz" | "Europe/Vatican" | "Europe/Vienna" | "Europe/Vilnius" | "Europe/Volgograd" | "Europe/Warsaw" | "Europe/Zagreb" | "Europe/Zurich" | "Indian/Antananarivo" | "Indian/Chagos" | "Indian/Christmas" | "Indian/Cocos" | "Indian/Comoro" | "Indian/Kerguelen" | "Indian/Mahe" | "Indian/Maldives" | "Indian/Mauritius" | "Indian/Mayotte" | "Indian/Reunion" | "Pacific/Apia" | "Pacific/Auckland" | "Pacific/Bougainville" | "Pacific/Chatham" | "Pacific/Easter" | "Pacific/Efate" | "Pacific/Enderbury" | "Pacific/Fakaofo" | "Pacific/Fiji" | "Pacific/Funafuti" | "Pacific/Galapagos" | "Pacific/Gambier" | "Pacific/Guadalcanal" | "Pacific/Guam" | "Pacific/Honolulu" | "Pacific/Kiritimati" | "Pacific/Kosrae" | "Pacific/Kwajalein" | "Pacific/Majuro" | "Pacific/Marquesas" | "Pacific/Midway" | "Pacific/Nauru" | "Pacific/Niue" | "Pacific/Norfolk" | "Pacific/Noumea" | "Pacific/Pago_Pago" | "Pacific/Palau" | "Pacific/Pitcairn" | "Pacific/Ponape" | "Pacific/Port_Moresby" | "Pacific/Rarotonga" | "Pacific/Saipan" | "Pacific/Tahiti" | "Pacific/Tarawa" | "Pacific/Tongatapu" | "Pacific/Truk" | "Pacific/Wake" | "Pacific/Wallis" | null;
         };
         SmsMessagePage: {
             sms_messages: components["schemas"]["SmsMessage"][];
@@ -7319,6 +7348,7 @@ export interface components {
              */
             name: string;
             /**
+             * Format: email
              * @description Trimmed and stored lowercase; not an email address is 422 unprocessable; unique per tenant, case-insensitively (409 conflict)
              * @example ana@acme.example
              */
@@ -7787,6 +7817,11 @@ export interface components {
             legal_hold: boolean;
             /** @description Up to 500 characters; required when legal_hold is true (the matter the hold is for). On a release it is kept in the audit entry only */
             reason?: string | null;
+        } | {
+            /** @constant */
+            legal_hold?: false;
+        } | {
+            reason: string;
         };
         RecordingExportJob: {
             /** Format: uuid */
@@ -7914,7 +7949,7 @@ export interface components {
              *     stored filled in; payment_over → {cents: integer > 0}; human_requested → {}. Unknown keys are 422.
              */
             params: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["NulFreeJson"];
             };
             /** @enum {string} */
             action: "transfer" | "offer_human" | "confirm_human";
@@ -7930,7 +7965,7 @@ export interface components {
             /** @description Only 'draft' (any other value is 422 unprocessable): an agent goes live through PATCH */
             status?: string;
             voice?: components["schemas"]["AiAgentVoiceInput"];
-            disclosure?: components["schemas"]["AiAgentDisclosureInput"];
+            disclosure: components["schemas"]["AiAgentDisclosureInput"];
             policy?: components["schemas"]["AiAgentPolicyInput"];
             /**
              * @description The whole list (at most 50 rules; replaces the current one on PATCH). The locked human_requested rule (action
@@ -7948,7 +7983,7 @@ export interface components {
             /** @description 0 to 1 (422 unprocessable otherwise); default 0.5 */
             pace?: number;
         };
-        /** @description Required in effect: absent is 422 unprocessable */
+        /** @description Required (absent is 400 bad_request); its text is checked for content (422 unprocessable) */
         AiAgentDisclosureInput: {
             /**
              * @description Must clearly identify the voice as automated, in English or Spanish ("This is an automated call from …", "Esta es una llamada
@@ -7986,7 +8021,7 @@ export interface components {
              *     stored filled in; payment_over → {cents: integer > 0}; human_requested → {}. Unknown keys are 422. Absent: {}
              */
             params?: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["NulFreeJson"];
             };
             /** @enum {string} */
             action: "transfer" | "offer_human" | "confirm_human";
@@ -8005,7 +8040,7 @@ export interface components {
              */
             status?: "draft" | "live" | "paused" | "retired";
             voice?: components["schemas"]["AiAgentVoiceInput"];
-            disclosure?: components["schemas"]["AiAgentDisclosureInput"] & unknown;
+            disclosure?: components["schemas"]["AiAgentDisclosureInput"] & components["schemas"]["NulFreeJson"];
             policy?: components["schemas"]["AiAgentPolicyInput"];
             /**
              * @description The whole list (at most 50 rules; replaces the current one on PATCH). The locked human_requested rule (action
@@ -8054,8 +8089,8 @@ export interface components {
             /** Format: uuid */
             debt_id: string | null;
             /** @description [{speaker: agent|consumer, text, at_seconds}]; digit runs of 7 or more masked to their last 4 */
-            transcript: unknown[];
-            events: unknown[];
+            transcript: components["schemas"]["NulFreeJson"][];
+            events: components["schemas"]["NulFreeJson"][];
             /** @description `agent:<agent id>` or `ext:<supervisor extension>` */
             taken_over_by: string | null;
             taken_over_at: string | null;
@@ -8067,7 +8102,7 @@ export interface components {
             agent_id?: string;
             /** @description A SIP extension (letters, digits, . _ -, 1 to 64) */
             supervisor_ext?: string;
-        } & (unknown | unknown);
+        } & (components["schemas"]["NulFreeJson"] | components["schemas"]["NulFreeJson"]);
         AiUsage: {
             /** Format: date-time */
             from: string;
@@ -8172,7 +8207,7 @@ export interface components {
             /** @description Seconds from the start; sandbox runs carry it, live call events are in order of the transcript */
             at_seconds?: number;
         } & {
-            [key: string]: unknown;
+            [key: string]: components["schemas"]["NulFreeJson"];
         };
         AiSandboxRequest: {
             /** @description The consumer's utterances in order, 1 to 50, each at most 1000 characters */
@@ -8180,7 +8215,7 @@ export interface components {
             debt?: components["schemas"]["AiSandboxDebt"];
             /** @description The campaign consult_config closed schema (factor, max_attempts, expose, factor_opts), checked by the campaign module's validator (422); default {} (no verification) */
             consult_config?: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["NulFreeJson"];
             };
             /**
              * @description Default: the agent's voice.language (es for any Spanish tag, else en)
@@ -8202,7 +8237,10 @@ export interface components {
             account_last4?: string;
             /** @description Four digits (422); default '1234' */
             ssn_last4?: string;
-            /** @description YYYY-MM-DD calendar date (422); default 1980-01-31 */
+            /**
+             * Format: date
+             * @description YYYY-MM-DD calendar date (422); default 1980-01-31
+             */
             dob?: string;
             /** @description Five digits (422); default '10001' */
             zip?: string;
@@ -8210,7 +8248,10 @@ export interface components {
             pin?: string;
             /** @description Default 5000 */
             minimum_payment_cents?: number;
-            /** @description YYYY-MM-DD calendar date (422); default 2030-01-31 */
+            /**
+             * Format: date
+             * @description YYYY-MM-DD calendar date (422); default 2030-01-31
+             */
             due_date?: string;
             /** @description Default 'past due' */
             account_status?: string;
@@ -8413,6 +8454,10 @@ export interface components {
              */
             total_usd: string;
         };
+        /** @description Any JSON value with no U+0000 in a string or an object key (U+0000 anywhere in a request is 400) */
+        NulFreeJson: (null | boolean | number) | string | components["schemas"]["NulFreeJson"][] | {
+            [key: string]: components["schemas"]["NulFreeJson"];
+        };
     };
     responses: never;
     parameters: never;
@@ -8520,7 +8565,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        [key: string]: unknown;
+                        [key: string]: components["schemas"]["NulFreeJson"];
                     };
                 };
             };
@@ -10630,7 +10675,7 @@ export interface operations {
     listReassignedNumbers: {
         parameters: {
             query: {
-                /** @description E.164 number (a possible number of its country, else 400); send the plus sign as %2B (a literal + that arrives as a space is read as +) */
+                /** @description E.164 number (400 otherwise; a number its country's numbering plan cannot have is 422); send the plus sign as %2B (a literal + that arrives as a space is read as +) */
                 phone: string;
             };
             header?: never;
@@ -10670,6 +10715,15 @@ export interface operations {
             };
             /** @description Suspended tenant or principal outside its scope (forbidden) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Shape fine, semantics broken */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10932,6 +10986,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Shape fine, semantics broken */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getDebt: {
@@ -11131,6 +11194,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Shape fine, semantics broken */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getCompliancePolicy: {
@@ -11273,7 +11345,7 @@ export interface operations {
                 /** @description Leads to evaluate, in dialing order (default 1000, max 10000) */
                 limit?: number;
                 /** @description How many evaluated leads to list (default 20, max 100) */
-                sample?: number | null;
+                sample?: number;
                 /** @description Evaluate as of this instant (default now) */
                 at?: string;
             };
@@ -11384,6 +11456,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Shape fine, semantics broken */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getViolationsPreventedReport: {
@@ -11440,6 +11521,15 @@ export interface operations {
             };
             /** @description Suspended tenant or principal outside its scope (forbidden) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Shape fine, semantics broken */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12538,6 +12628,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Shape fine, semantics broken */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate brake */
             429: {
                 headers: {
@@ -12805,6 +12904,15 @@ export interface operations {
             };
             /** @description Unknown, malformed or foreign id (not_found) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Shape fine, semantics broken */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13090,6 +13198,15 @@ export interface operations {
             };
             /** @description Body type not accepted (unsupported_media_type) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Shape fine, semantics broken */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13830,6 +13947,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Shape fine, semantics broken */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     dispositionCallAttempt: {
@@ -13987,6 +14113,15 @@ export interface operations {
             };
             /** @description Suspended tenant or principal outside its scope (forbidden) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Shape fine, semantics broken */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14539,7 +14674,7 @@ export interface operations {
             query?: {
                 /** @description now, true or 1: only the due queue, pending callbacks with scheduled_at at or before now, ordered by priority (highest first), then scheduled_at, then id. false or 0: the same as omitting it. Anything else is 400 */
                 due?: "now" | "true" | "1" | "false" | "0";
-                /** @description Default pending. With due, only pending is accepted (anything else is 400) */
+                /** @description Default pending. With due, only pending is accepted (anything else is 422 unprocessable) */
                 status?: "pending" | "done" | "cancelled" | "missed";
                 campaign_id?: string;
                 debt_id?: string;
@@ -14581,6 +14716,15 @@ export interface operations {
             };
             /** @description Suspended tenant or principal outside its scope (forbidden) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Shape fine, semantics broken */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15139,9 +15283,9 @@ export interface operations {
     getPenetrationStats: {
         parameters: {
             query?: {
-                /** @description Comma-separated campaign ids (at most 100); required unless campaign_id is given */
+                /** @description Comma-separated campaign ids (1 to 100, repeats counted once); required unless campaign_id is given (neither is 422 unprocessable: a rule across two parameters) */
                 campaign_ids?: string;
-                /** @description A single campaign id (alternative spelling) */
+                /** @description A single campaign id (alternative spelling; ignored when campaign_ids is given) */
                 campaign_id?: string;
                 /** @description Attempts from this instant (inclusive; default: all time) */
                 from?: string;
@@ -15183,6 +15327,15 @@ export interface operations {
             };
             /** @description Suspended tenant or principal outside its scope (forbidden) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Shape fine, semantics broken */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15249,9 +15402,9 @@ export interface operations {
             query?: {
                 /** @description Comma-separated */
                 dispositions?: string;
-                max_attempts?: number | null;
-                last_attempt_older_than_days?: number | null;
-                /** @description Reserved: 422 unprocessable */
+                max_attempts?: number;
+                last_attempt_older_than_days?: number;
+                /** @description Reserved (SPEC): present with any value is 422 unprocessable */
                 amd_verdicts?: string;
             };
             header?: never;
@@ -15618,6 +15771,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Shape fine, semantics broken */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createWsTicket: {
@@ -15852,6 +16014,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Shape fine, semantics broken */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getWebhook: {
@@ -16029,6 +16200,15 @@ export interface operations {
             };
             /** @description Body type not accepted (unsupported_media_type) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Shape fine, semantics broken */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16894,6 +17074,15 @@ export interface operations {
             };
             /** @description Suspended tenant or principal outside its scope (forbidden) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Shape fine, semantics broken */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18891,6 +19080,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Shape fine, semantics broken */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createPlannedShift: {
@@ -19230,6 +19428,15 @@ export interface operations {
             };
             /** @description Suspended tenant or principal outside its scope (forbidden) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Shape fine, semantics broken */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20197,6 +20404,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Shape fine, semantics broken */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     testAiAgent: {
@@ -20351,6 +20567,15 @@ export interface operations {
             };
             /** @description Suspended tenant or principal outside its scope (forbidden) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Shape fine, semantics broken */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
