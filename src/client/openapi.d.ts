@@ -8454,9 +8454,37 @@ export interface components {
              */
             total_usd: string;
         };
-        /** @description Any JSON value with no U+0000 in a string or an object key (U+0000 anywhere in a request is 400) */
-        NulFreeJson: (null | boolean | number) | string | components["schemas"]["NulFreeJson"][] | {
-            [key: string]: components["schemas"]["NulFreeJson"];
+        /** @description Any JSON value, nested at most 4 levels deep in the document, with no U+0000 in a string or an object key (U+0000 anywhere in a request is 400) */
+        NulFreeJson: (null | boolean | number) | string | ((null | boolean | number) | string | ((null | boolean | number) | string | ((null | boolean | number) | string | ((null | boolean | number) | string)[] | {
+            [key: string]: (null | boolean | number) | string;
+        })[] | {
+            [key: string]: (null | boolean | number) | string | ((null | boolean | number) | string)[] | {
+                [key: string]: (null | boolean | number) | string;
+            };
+        })[] | {
+            [key: string]: (null | boolean | number) | string | ((null | boolean | number) | string | ((null | boolean | number) | string)[] | {
+                [key: string]: (null | boolean | number) | string;
+            })[] | {
+                [key: string]: (null | boolean | number) | string | ((null | boolean | number) | string)[] | {
+                    [key: string]: (null | boolean | number) | string;
+                };
+            };
+        })[] | {
+            [key: string]: (null | boolean | number) | string | ((null | boolean | number) | string | ((null | boolean | number) | string | ((null | boolean | number) | string)[] | {
+                [key: string]: (null | boolean | number) | string;
+            })[] | {
+                [key: string]: (null | boolean | number) | string | ((null | boolean | number) | string)[] | {
+                    [key: string]: (null | boolean | number) | string;
+                };
+            })[] | {
+                [key: string]: (null | boolean | number) | string | ((null | boolean | number) | string | ((null | boolean | number) | string)[] | {
+                    [key: string]: (null | boolean | number) | string;
+                })[] | {
+                    [key: string]: (null | boolean | number) | string | ((null | boolean | number) | string)[] | {
+                        [key: string]: (null | boolean | number) | string;
+                    };
+                };
+            };
         };
     };
     responses: never;
