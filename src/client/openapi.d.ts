@@ -5013,8 +5013,8 @@ export interface components {
             }[];
         };
         ImportDebts: {
-            /** @description At most 10000 items */
-            debts: components["schemas"]["DebtImportItem"][];
+            /** @description At most 10000 items, each a DebtImportItem. An item that is not one (a missing or wrong field, an unknown key, not an object) fails alone: it is listed in failed with the field at fault and the request answers 200 */
+            debts: (components["schemas"]["DebtImportItem"] | components["schemas"]["NulFreeJson"])[];
         };
         DebtList: {
             debts: components["schemas"]["DebtSummary"][];

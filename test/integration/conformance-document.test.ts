@@ -109,6 +109,48 @@ describe('conformance of the published document', () => {
     expect(res.body.error).toEqual({ code: 'bad_request', message: 'request body is required' });
   });
 
+  it('publishes bounds and patterns the server enforces, and the server agrees at the edges', async () => {
+    expect(queryParam('/v1/stats/capacity', 'intervals')).toMatchObject({ type: 'integer', minimum: 1, maximum: 96 });
+    expect((await app.request('GET', '/v1/stats/capacity?intervals=0', { token: tenant.apiKey })).status).toBe(400);
+    expect((await app.request('GET', '/v1/stats/capacity?intervals=96', { token: tenant.apiKey })).status).toBe(200);
+    expect(schemaOf('RecordingPolicyInput').properties.playback_url_ttl_seconds).toMatchObject({ minimum: 30, maximum: 3600 });
+    expect(schemaOf('CreateCampaign').properties.name).toMatchObject({ pattern: NON_BLANK_PATTERN, maxLength: 200 });
+    expect(schemaOf('CreateDid').properties.e164.pattern).toBe('^\\+[1-9]\\d{6,14}$');
+    expect(schemaOf('RewindFilter').properties.amd_verdicts.not).toEqual({});
+    expect(schemaOf('CreateWebhook').properties.events).toMatchObject({ minItems: 1, uniqueItems: true });
+    const ids = new RegExp(queryParam('/v1/stats/penetration', 'campaign_ids').pattern);
+    expect([ids.test(`${randomUUID()},${randomUUID()}`), ids.test('nope'), ids.test('')]).toEqual([true, false, false]);
+  });
+
+  it('answers a rule across two parameters with 422 unprocessable, a malformed one with 400', async () => {
+    const reversed = await app.request('GET', '/v1/calls?from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z', { token: tenant.apiKey });
+    expect(reversed.status).toBe(422);
+    expect(reversed.body.error).toEqual({ code: 'unprocessable', message: "field 'from': 'from' must not be after 'to'" });
+    expect(doc.paths['/v1/calls'].get.responses['422']).toBeDefined();
+    const both = await app.request('GET', '/v1/calls?from=yesterday&to=2026-01-01T00:00:00Z', { token: tenant.apiKey });
+    expect(both.status).toBe(400);
+  });
+
+  it('publishes free-form values as NulFreeJson, and the server refuses U+0000 inside them', async () => {
+    const nulFree = schemaOf('NulFreeJson');
+    expect(nulFree.anyOf).toEqual(expect.arrayContaining([{ type: 'string', pattern: NUL_FREE_PATTERN }]));
+    expect(schemaOf('CreateCampaign').properties.consult_config.additionalProperties).toEqual({ $ref: '#/components/schemas/NulFreeJson' });
+    expect(schemaOf('PasswordResetRequest').additionalProperties).toEqual({ $ref: '#/components/schemas/NulFreeJson' });
+    const res = await app.request('POST', '/v1/auth/password-reset', { rawBody: '{"email":"a@b.example","extra":["x\\u0000"]}', headers: { 'content-type': 'application/json' } });
+    expect(res.status).toBe(400);
+  });
+
+  it('documents a debt import item as a DebtImportItem or anything else, since anything else fails only that item', async () => {
+    expect(schemaOf('ImportDebts').properties.debts.items.anyOf).toEqual([
+      { $ref: '#/components/schemas/DebtImportItem' },
+      { $ref: '#/components/schemas/NulFreeJson' },
+    ]);
+    const res = await app.request('POST', '/v1/debts/import', { token: tenant.apiKey, body: { debts: [{ external_ref: 'x', consumer_ref: 'y', extra: 1 }, 5] } });
+    expect(res.status).toBe(200);
+    expect(res.body.imported).toBe(0);
+    expect(res.body.failed.map((f: { index: number }) => f.index)).toEqual([0, 1]);
+  });
+
   it('a typed empty CSV upload is a body (zero rows), not a missing one', async () => {
     const res = await app.request('POST', '/v1/suppressions/import', { token: tenant.apiKey, rawBody: '', headers: { 'content-type': 'text/csv' } });
     expect(res.status).toBe(200);

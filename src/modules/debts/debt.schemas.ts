@@ -212,15 +212,19 @@ export const DebtImportItemSchema = z
   });
 
 /**
- * Items are validated one by one by the service (fail-soft), so the route only checks the envelope;
- * the documented item shape is DebtImportItem.
+ * Items are validated one by one by the service (fail-soft), so the route only checks the envelope.
+ * An item is documented as a DebtImportItem or any other value, because any other value is not a
+ * refused request: it fails that item alone (per-item errors are the contract).
  */
 export const ImportDebtsBody = z
   .strictObject({
     debts: z
       .array(z.unknown())
       .max(MAX_IMPORT_ITEMS)
-      .openapi({ description: `At most ${MAX_IMPORT_ITEMS} items`, items: { $ref: '#/components/schemas/DebtImportItem' } }),
+      .openapi({
+        description: `At most ${MAX_IMPORT_ITEMS} items, each a DebtImportItem. An item that is not one (a missing or wrong field, an unknown key, not an object) fails alone: it is listed in failed with the field at fault and the request answers 200`,
+        items: { anyOf: [{ $ref: '#/components/schemas/DebtImportItem' }, {}] },
+      }),
   })
   .openapi('ImportDebts');
 
