@@ -55,6 +55,8 @@ function daytimeZip(): string {
     ['30303', 'America/New_York'],
     ['60601', 'America/Chicago'],
     ['94105', 'America/Los_Angeles'],
+    // Saipan (Northern Mariana Islands, UTC+10) covers 23:00-09:00 UTC, when no state is in daytime.
+    ['96950', 'Pacific/Saipan'],
   ];
   const hour = (zone: string) => Number(new Intl.DateTimeFormat('en-US', { timeZone: zone, hour: 'numeric', hourCycle: 'h23' }).format(new Date()));
   const found = zips.find(([, zone]) => hour(zone) >= 9 && hour(zone) < 19);
