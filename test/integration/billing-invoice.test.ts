@@ -263,7 +263,7 @@ describe('GET /v1/billing/summary', () => {
   it('400 when from is not before to, for a malformed date or an unknown key', async () => {
     const t = await provisionTenant(app);
     const x = at(2).toISOString();
-    expectError(await app.request('GET', `/v1/billing/summary?from=${x}&to=${x}`, { token: t.apiKey }), 400, 'bad_request', /before/);
+    expectError(await app.request('GET', `/v1/billing/summary?from=${x}&to=${x}`, { token: t.apiKey }), 422, 'unprocessable', /before/);
     expectError(await app.request('GET', '/v1/billing/summary?from=yesterday', { token: t.apiKey }), 400, 'bad_request');
     expectError(await app.request('GET', '/v1/billing/summary?period=x', { token: t.apiKey }), 400, 'bad_request');
   });

@@ -89,8 +89,8 @@ It is not an outbound webhook event: that catalog is SPEC's closed six names, an
       security,
       middleware,
       summary: 'Charges of a window per line-item kind (JSON or CSV)',
-      description: `The window is half-open \`[from, to)\`, default the trailing 30 days up to now; \`from\` must be before \`to\` (400
-\`bad_request\`, as for a malformed date or an unknown query key). Metered lines cover the window; seats show the monthly charge as
+      description: `The window is half-open \`[from, to)\`, default the trailing 30 days up to now; \`from\` must be before \`to\` (422
+\`unprocessable\`; a malformed date or an unknown query key is 400 \`bad_request\`). Metered lines cover the window; seats show the monthly charge as
 of now, DID rent and DID packs the DIDs held at any time in the window at the monthly prices; voice_ai shows the metered cost without the monthly minimum (the invoice applies it). \`subtotal_usd\` sums the
 lines.
 
@@ -108,7 +108,7 @@ item, CRLF line ends. Both formats carry X-Artifact-SHA256, the SHA-256 of the e
             'text/csv': { schema: z.string().openapi({ description: `Header ${SUMMARY_CSV_COLUMNS.join(',')}, then one line per item` }) },
           },
         },
-        ...errorResponses(400, 401, 403),
+        ...errorResponses(400, 401, 403, 422),
       },
     }),
     async (c) => {

@@ -1,5 +1,5 @@
 import { z } from '../../lib/openapi';
-import { BILLING_SCHEMES, ENFORCEMENT_MODES, LINE_KINDS } from './billing.rules';
+import { BILLING_SCHEMES, ENFORCEMENT_MODES, LEDGER_KINDS, LINE_KINDS, MAX_ALERT_THRESHOLDS } from './billing.rules';
 
 const decimal = (description: string) => z.string().openapi({ description, example: '12.3400' });
 
@@ -92,7 +92,7 @@ export const SummarySchema = z
   })
   .openapi('BillingSummary');
 
-export const InvoiceQuery = z.object({ month: z.string().openapi({ example: '2026-10', description: 'The calendar month, YYYY-MM (UTC)' }) }).strict();
+export const InvoiceQuery = z.object({ month: z.string().openapi({ pattern: '^[0-9]{4}-(?:0[1-9]|1[0-2])$', example: '2026-10', description: 'The calendar month, YYYY-MM (UTC)' }) }).strict();
 
 export const InvoiceSchema = z
   .object({
@@ -123,15 +123,21 @@ export type AdminPlanInput = z.infer<typeof AdminPlanBody>;
 
 export const AdminCreditBody = z
   .object({
-    kind: z.string().openapi({ description: 'cash, grant, deposit, hold or hold_release' }),
+    kind: z.string().openapi({ enum: [...LEDGER_KINDS], description: 'cash, grant, deposit, hold or hold_release' }),
     amount_usd: amount,
     note: z.string().max(500).optional(),
   })
   .strict();
 export type AdminCreditInput = z.infer<typeof AdminCreditBody>;
 
-export const AdminEnforcementBody = z.object({ mode: z.string().nullable().openapi({ description: 'graduated, hard_block, or null (reads as hard_block)' }) }).strict();
-export const AdminThresholdsBody = z.object({ thresholds: z.array(z.number().int()).openapi({ description: 'Distinct integer percentages 1..100, at most 10' }) }).strict();
+export const AdminEnforcementBody = z.object({ mode: z.string().nullable().openapi({ enum: [...ENFORCEMENT_MODES, null], description: 'graduated, hard_block, or null (reads as hard_block)' }) }).strict();
+export const AdminThresholdsBody = z
+  .object({
+    thresholds: z
+      .array(z.number().int().openapi({ minimum: 1, maximum: 100 }))
+      .openapi({ maxItems: MAX_ALERT_THRESHOLDS, uniqueItems: true, description: `Distinct integer percentages 1..100, at most ${MAX_ALERT_THRESHOLDS}` }),
+  })
+  .strict();
 
 export const AdminAccountEnvelope = z.object({ account: BillingAccountSchema }).openapi('AdminBillingAccount');
 export const AdminCreditResult = z

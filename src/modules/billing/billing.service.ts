@@ -258,7 +258,8 @@ const DAY_MS = 86_400_000;
 function summaryWindow(q: { from?: string; to?: string }, now: Date): Window {
   const to = q.to ? new Date(q.to) : now;
   const from = q.from ? new Date(q.from) : new Date(to.getTime() - 30 * DAY_MS);
-  if (from.getTime() >= to.getTime()) throw badRequest('from must be before to');
+  // A rule across two parameters (SPEC: shape fine, semantics broken).
+  if (from.getTime() >= to.getTime()) throw unprocessable("'from' must be before 'to'");
   return { from, to };
 }
 
