@@ -260,7 +260,7 @@ describe('GET /v1/billing/summary', () => {
     }
   });
 
-  it('400 when from is not before to, for a malformed date or an unknown key', async () => {
+  it('422 when from is not before to; 400 for a malformed date or an unknown key', async () => {
     const t = await provisionTenant(app);
     const x = at(2).toISOString();
     expectError(await app.request('GET', `/v1/billing/summary?from=${x}&to=${x}`, { token: t.apiKey }), 422, 'unprocessable', /before/);
