@@ -4333,8 +4333,8 @@ export interface paths {
         };
         /**
          * Charges of a window per line-item kind (JSON or CSV)
-         * @description The window is half-open `[from, to)`, default the trailing 30 days up to now; `from` must be before `to` (400
-         *     `bad_request`, as for a malformed date or an unknown query key). Metered lines cover the window; seats show the monthly charge as
+         * @description The window is half-open `[from, to)`, default the trailing 30 days up to now; `from` must be before `to` (422
+         *     `unprocessable`; a malformed date or an unknown query key is 400 `bad_request`). Metered lines cover the window; seats show the monthly charge as
          *     of now, DID rent and DID packs the DIDs held at any time in the window at the monthly prices; voice_ai shows the metered cost without the monthly minimum (the invoice applies it). `subtotal_usd` sums the
          *     lines.
          *
@@ -9470,8 +9470,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description cash, grant, deposit, hold or hold_release */
-                    kind: string;
+                    /**
+                     * @description cash, grant, deposit, hold or hold_release
+                     * @enum {string}
+                     */
+                    kind: "cash" | "grant" | "deposit" | "hold" | "hold_release";
                     /**
                      * @description Decimal USD as a string or number, at most 4 decimal places, not negative
                      * @example 100.00
@@ -9568,8 +9571,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description graduated, hard_block, or null (reads as hard_block) */
-                    mode: string | null;
+                    /**
+                     * @description graduated, hard_block, or null (reads as hard_block)
+                     * @enum {string|null}
+                     */
+                    mode: "graduated" | "hard_block" | null;
                 };
             };
         };
@@ -20921,6 +20927,15 @@ export interface operations {
             };
             /** @description Suspended tenant or principal outside its scope (forbidden) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Shape fine, semantics broken */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
