@@ -18,6 +18,12 @@ export interface NumberGeo {
 /** CONTRACT section 12: area codes that are not places, whatever the metadata's type says. */
 const NON_GEOGRAPHIC_NPAS = new Set(['800', '822', '833', '844', '855', '866', '877', '888', '900', '710']);
 const NON_GEOGRAPHIC_TYPES = new Set(['TOLL_FREE', 'PERSONAL_NUMBER', 'PREMIUM_RATE', 'SHARED_COST', 'UAN']);
+/**
+ * US territories with NANP area codes of their own: libphonenumber gives them their own region
+ * code, which is also their two-letter postal code, so an area code there places the consumer in
+ * that jurisdiction (no state's caps) rather than nowhere (every cap).
+ */
+const US_TERRITORIES = new Set(['PR', 'VI', 'GU', 'MP', 'AS']);
 
 // libphonenumber resolves by prefix; NPA-NXX (the first 7 digits of a NANP number) is as fine as
 // its metadata goes, so that is the cache key. Bounded so a hostile import cannot grow it forever.
@@ -41,7 +47,9 @@ async function resolve(e164: string): Promise<NumberGeo> {
   const [zones, description] = await Promise.all([timezones(parsed), geocoder(parsed, 'en')]);
   // libphonenumber answers Etc/Unknown when it has no zone for a prefix.
   const known = (zones ?? []).filter((z) => z && z !== 'Etc/Unknown');
-  return { zones: [...new Set(known)].sort(), areaCodeState: parsed.country === 'US' ? stateFromDescription(description) : null, nonGeographic };
+  const areaCodeState =
+    parsed.country === 'US' ? stateFromDescription(description) : parsed.country && US_TERRITORIES.has(parsed.country) ? parsed.country : null;
+  return { zones: [...new Set(known)].sort(), areaCodeState, nonGeographic };
 }
 
 /** Zones and area-code state for a number, from the phone-number metadata library (cached). */
