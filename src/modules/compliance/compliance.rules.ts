@@ -3,7 +3,8 @@
  * status P = primary text read, S = secondary source). Where rules overlap the strictest applies.
  * Changing anything here changes RULES_VERSION, which every decision records.
  */
-export const RULES_VERSION = '2026-11-27.1';
+// .2: a territory's area code places the consumer in that territory (src/lib/phone-geo.ts).
+export const RULES_VERSION = '2026-11-27.2';
 
 export const FEDERAL = {
   callingHours: {
