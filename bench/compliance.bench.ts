@@ -40,8 +40,10 @@ const PHONE_SQL = `'+1' || (ARRAY[${AREA_CODES.map((a) => `'${a}'`).join(', ')}]
  * triggers are skipped (session_replication_role) because the generated rows are consistent by
  * construction. Statistics are gathered as autovacuum would.
  */
-async function seed(tenantId: string, debts: number): Promise<void> {
-  const run = async (text: string, values: unknown[]) => {
+async function seed(tenantId: string, debts: number): Promise<string> {
+  const timings: string[] = [];
+  const run = async (label: string, text: string, values: unknown[]) => {
+    const started = Date.now();
     const c = new Client({ connectionString: BENCH_DATABASE_URL });
     await c.connect();
     try {
@@ -56,9 +58,11 @@ async function seed(tenantId: string, debts: number): Promise<void> {
     } finally {
       await c.end();
     }
+    timings.push(`${label} ${((Date.now() - started) / 1000).toFixed(0)} s`);
   };
   const args = [tenantId, debts];
   await run(
+    'debts',
     `INSERT INTO debts (id, tenant_id, external_ref, consumer_ref, amount_cents, debt_type, account_number)
      SELECT ${DEBT_ID_SQL}, $1::uuid, 'bench-' || g, 'consumer-' || (g / 2), 10000 + g,
             CASE WHEN g % 20 = 0 THEN 'student_loan' ELSE 'other' END, 'acct-' || (g / 4)
@@ -67,16 +71,19 @@ async function seed(tenantId: string, debts: number): Promise<void> {
   );
   await Promise.all([
     run(
+      'contacts',
       `INSERT INTO debt_contacts (tenant_id, debt_id, phone_e164, is_primary, line_type)
        SELECT $1::uuid, ${DEBT_ID_SQL}, ${PHONE_SQL}, true, 'mobile' FROM generate_series(1, $2::int) g`,
       args,
     ),
     run(
+      'consents',
       `INSERT INTO consents (tenant_id, debt_id, phone_e164, channel, source, granted_at)
        SELECT $1::uuid, ${DEBT_ID_SQL}, ${PHONE_SQL}, 'voice', 'import', now() - interval '90 days' FROM generate_series(1, $2::int) g`,
       args,
     ),
     run(
+      'calls',
       `INSERT INTO call_attempts (tenant_id, debt_id, consumer_ref, debt_key, to_number, started_at, disposition)
        SELECT $1::uuid, ${DEBT_ID_SQL}, 'consumer-' || (g / 2), 'bench-' || g, ${PHONE_SQL},
               now() - (k * interval '5 days') - (random() * interval '4 days'), 'no_answer'
@@ -84,12 +91,14 @@ async function seed(tenantId: string, debts: number): Promise<void> {
       args,
     ),
     run(
+      'prior attempts',
       `INSERT INTO debt_prior_attempts (tenant_id, debt_id, attempts, reported_at)
        SELECT $1::uuid, ${DEBT_ID_SQL}, 1 + g % 3, now() - (random() * interval '20 days')
          FROM generate_series(1, $2::int) g WHERE g % 10 = 0`,
       args,
     ),
     run(
+      'do-not-call',
       `INSERT INTO dnc_entries (tenant_id, phone_e164, source)
        SELECT $1::uuid, ${PHONE_SQL}, 'suppression_import' FROM generate_series(1, $2::int) g WHERE g % 50 = 0`,
       args,
@@ -98,10 +107,13 @@ async function seed(tenantId: string, debts: number): Promise<void> {
   const owner = new Client({ connectionString: BENCH_DATABASE_URL });
   await owner.connect();
   try {
+    const started = Date.now();
     await owner.query('ANALYZE debts, debt_contacts, consents, call_attempts, debt_prior_attempts, dnc_entries, audit_log');
+    timings.push(`analyze ${((Date.now() - started) / 1000).toFixed(0)} s`);
   } finally {
     await owner.end();
   }
+  return timings.join(', ');
 }
 
 async function ensureTenant(debts: number): Promise<string> {
@@ -118,8 +130,8 @@ async function ensureTenant(debts: number): Promise<string> {
     const tenantId = randomUUID();
     await owner.query('INSERT INTO tenants (id, account_id, name) VALUES ($1, $2, $3)', [tenantId, randomUUID(), TENANT_NAME]);
     const started = Date.now();
-    await seed(tenantId, debts);
-    process.stdout.write(`seeded ${debts} debts in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+    const timings = await seed(tenantId, debts);
+    process.stdout.write(`seeded ${debts} debts in ${((Date.now() - started) / 1000).toFixed(1)} s (${timings})\n`);
     return tenantId;
   } finally {
     await owner.end();
