@@ -48,13 +48,18 @@ export async function appendCallEvent(sql: SqlTx, callAttemptId: string, fact: C
   return rows.length > 0;
 }
 
-/** The timelines of the given calls, each in the order things happened (ties: the order they were written). */
+/**
+ * The timelines of the given calls, each in the order things happened. Instants are kept to the
+ * millisecond, so the switch's first event can share its millisecond with the send, and the send is
+ * written after the switch answers the command: in a tie the originate comes first (it is the
+ * call's first line, CONTRACT section 11), then the order they were written.
+ */
 export async function selectCallEvents(sql: SqlTx, callAttemptIds: string[]): Promise<CallEventRow[]> {
   if (callAttemptIds.length === 0) return [];
   return sql.query<CallEventRow>(
     `SELECT id::text AS id, call_attempt_id, at, event, data FROM call_events
       WHERE call_attempt_id = ANY ($1::uuid[])
-      ORDER BY call_events.call_attempt_id, call_events.at, call_events.id`,
+      ORDER BY call_events.call_attempt_id, call_events.at, call_events.event <> 'originate', call_events.id`,
     [callAttemptIds],
   );
 }
