@@ -82,13 +82,16 @@ async function seed(tenantId: string, debts: number): Promise<string> {
        SELECT $1::uuid, ${DEBT_ID_SQL}, ${PHONE_SQL}, 'voice', 'import', now() - interval '90 days' FROM generate_series(1, $2::int) g`,
       args,
     ),
-    run(
-      'calls',
-      `INSERT INTO call_attempts (tenant_id, debt_id, consumer_ref, debt_key, to_number, started_at, disposition)
-       SELECT $1::uuid, ${DEBT_ID_SQL}, 'consumer-' || (g / 2), 'bench-' || g, ${PHONE_SQL},
-              now() - (k * interval '5 days') - (random() * interval '4 days'), 'no_answer'
-         FROM generate_series(1, $2::int) g, generate_series(0, 2) k`,
-      args,
+    // Three weeks of calls, one statement per week so the widest table loads on both cores.
+    ...[0, 1, 2].map((k) =>
+      run(
+        `calls ${k + 1}/3`,
+        `INSERT INTO call_attempts (tenant_id, debt_id, consumer_ref, debt_key, to_number, started_at, disposition)
+         SELECT $1::uuid, ${DEBT_ID_SQL}, 'consumer-' || (g / 2), 'bench-' || g, ${PHONE_SQL},
+                now() - (${k} * interval '5 days') - (random() * interval '4 days'), 'no_answer'
+           FROM generate_series(1, $2::int) g`,
+        args,
+      ),
     ),
     run(
       'prior attempts',
