@@ -35,7 +35,7 @@ const PHONE_SQL = `'+1' || (ARRAY[${AREA_CODES.map((a) => `'${a}'`).join(', ')}]
 /**
  * Set-based seed over generate_series, as the owner: the debts first, then their contacts,
  * consents, three weeks of calls (three per debt), reported prior attempts (one debt in ten) and
- * do-not-call listings (one number in fifty) in parallel, each table one statement. Every id is
+ * do-not-call listings (one number in fifty) in parallel, one statement a table (three for the calls). Every id is
  * derived from the debt's number, so no statement joins the debts it depends on, and foreign-key
  * triggers are skipped (session_replication_role) because the generated rows are consistent by
  * construction. Statistics are gathered as autovacuum would.
