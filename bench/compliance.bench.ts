@@ -33,12 +33,12 @@ const DEBT_ID_SQL = `md5($1::uuid::text || ':' || g)::uuid`;
 const PHONE_SQL = `'+1' || (ARRAY[${AREA_CODES.map((a) => `'${a}'`).join(', ')}])[1 + g % ${AREA_CODES.length}] || (2000000 + g % 8000000)::text`;
 
 /**
- * Set-based seed over generate_series, as the owner: the debts first, then their contacts,
- * consents, three weeks of calls (three per debt), reported prior attempts (one debt in ten) and
- * do-not-call listings (one number in fifty) in parallel, one statement a table (three for the calls). Every id is
- * derived from the debt's number, so no statement joins the debts it depends on, and foreign-key
- * triggers are skipped (session_replication_role) because the generated rows are consistent by
- * construction. Statistics are gathered as autovacuum would.
+ * Set-based seed over generate_series, as the owner: the debts first, then in parallel their
+ * contacts, consents, three weeks of calls (three per debt), reported prior attempts (one debt in
+ * ten) and do-not-call listings (one number in fifty), one statement a table (three for the calls).
+ * Every id is derived from the debt's number, so no statement joins the debts it depends on, and
+ * foreign-key triggers are skipped (session_replication_role) because the generated rows are
+ * consistent by construction. Statistics are gathered as autovacuum would.
  */
 async function seed(tenantId: string, debts: number): Promise<string> {
   const timings: string[] = [];
