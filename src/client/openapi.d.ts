@@ -6425,7 +6425,7 @@ export interface components {
              */
             sip_proxy?: string | null;
             /** @description IPv4/IPv6 addresses or CIDR blocks, distinct, at most 64 (400 invalid otherwise), every address public (as sip_proxy) unless SIP_EDGE_ALLOWLIST covers the block (422 unprocessable otherwise); stored normalized. Default [] */
-            source_ips?: (string | components["schemas"]["NulFreeJson"] | components["schemas"]["NulFreeJson"])[];
+            source_ips?: (string | unknown | unknown)[];
             /**
              * @description Default active; a carrier cannot be created retired (400 invalid)
              * @enum {string}
@@ -8040,7 +8040,7 @@ export interface components {
              */
             status?: "draft" | "live" | "paused" | "retired";
             voice?: components["schemas"]["AiAgentVoiceInput"];
-            disclosure?: components["schemas"]["AiAgentDisclosureInput"] & components["schemas"]["NulFreeJson"];
+            disclosure?: components["schemas"]["AiAgentDisclosureInput"] & unknown;
             policy?: components["schemas"]["AiAgentPolicyInput"];
             /**
              * @description The whole list (at most 50 rules; replaces the current one on PATCH). The locked human_requested rule (action
@@ -8102,7 +8102,7 @@ export interface components {
             agent_id?: string;
             /** @description A SIP extension (letters, digits, . _ -, 1 to 64) */
             supervisor_ext?: string;
-        } & (components["schemas"]["NulFreeJson"] | components["schemas"]["NulFreeJson"]);
+        } & (unknown | unknown);
         AiUsage: {
             /** Format: date-time */
             from: string;

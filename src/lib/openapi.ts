@@ -230,7 +230,10 @@ const NUL_FREE_JSON_SCHEMA: ComponentSchema = {
 };
 
 /** Keywords that make a schema say something about its value; a schema with none of them admits any JSON. */
-const CONSTRAINING_KEYWORDS = ['type', '$ref', 'anyOf', 'oneOf', 'allOf', 'not', 'enum', 'const', 'properties', 'items', 'if'];
+const CONSTRAINING_KEYWORDS = [
+  'type', '$ref', 'anyOf', 'oneOf', 'allOf', 'not', 'enum', 'const', 'properties', 'items', 'if', 'required', 'format', 'pattern',
+  'propertyNames', 'additionalProperties', 'minimum', 'maximum', 'minLength', 'maxLength', 'minItems', 'maxItems',
+];
 
 const admitsAnything = (node: unknown): boolean =>
   node === true || (typeof node === 'object' && node !== null && CONSTRAINING_KEYWORDS.every((k) => !(k in node)));
@@ -247,6 +250,9 @@ function hasType(node: SchemaNode, type: string): boolean {
 function publishCentralRules(root: unknown): void {
   const pending: unknown[] = [root];
   const seen = new Set<unknown>();
+  // Schemas of a value (a property, an item, an extra key's value, one alternative of an anyOf or
+  // oneOf), as opposed to the parts of an allOf, which constrain a value their parent describes.
+  const values = new Set<unknown>();
   while (pending.length > 0) {
     const node = pending.pop();
     if (typeof node !== 'object' || node === null || seen.has(node)) continue;
@@ -260,12 +266,17 @@ function publishCentralRules(root: unknown): void {
       schema.propertyNames = { pattern: NUL_FREE_PATTERN };
     }
     // Free-form values (z.unknown(), records of unknown, open objects' extra keys) hold no U+0000 either.
-    if (admitsAnything(schema) && schema !== root) Object.assign(schema, NUL_FREE_JSON_REF);
+    if (values.has(schema) && admitsAnything(schema)) Object.assign(schema, NUL_FREE_JSON_REF);
     if (hasType(schema, 'object') && (schema.additionalProperties === true || admitsAnything(schema.additionalProperties))) {
       schema.additionalProperties = { ...NUL_FREE_JSON_REF };
     }
-    if (typeof schema.properties === 'object' && schema.properties !== null) pending.push(...Object.values(schema.properties as Record<string, unknown>));
-    for (const key of ['items', 'additionalProperties'] as const) if (typeof schema[key] === 'object') pending.push(schema[key]);
+    const valueSchemas = [
+      ...(typeof schema.properties === 'object' && schema.properties !== null ? Object.values(schema.properties as Record<string, unknown>) : []),
+      ...(['items', 'additionalProperties'] as const).map((key) => schema[key]).filter((v) => typeof v === 'object'),
+      ...(['anyOf', 'oneOf'] as const).flatMap((key) => (Array.isArray(schema[key]) ? (schema[key] as unknown[]) : [])),
+    ];
+    for (const value of valueSchemas) values.add(value);
+    pending.push(...valueSchemas);
     for (const key of SUBSCHEMA_LISTS) if (Array.isArray(schema[key])) pending.push(...(schema[key] as unknown[]));
   }
 }
