@@ -5990,8 +5990,16 @@ export interface components {
              *     }
              */
             consult_config?: {
-                [key: string]: components["schemas"]["NulFreeJson"];
-            };
+                /** @enum {string} */
+                factor?: "account_last4" | "ssn_last4" | "dob" | "pin" | "zip";
+                max_attempts?: number;
+                expose?: ("balance" | "account_status" | "minimum_payment" | "due_date" | "last4_account")[];
+                factor_opts?: {
+                    length?: number;
+                    /** @enum {string} */
+                    dob_format?: "mmdd" | "mmddyyyy";
+                };
+            } | unknown | unknown;
             /**
              * Format: uuid
              * @description The trunk the campaign's calls go out through: the id of one of the tenant's active carriers (its own, or an account-wide one it inherits), reached on the switch as gateway `carrier-<id>`; null = the deployment default gateway. Anything else, another tenant's carrier and a disabled or retired one are 400 `invalid` naming carrier. A run's `gateway` option overrides it. The trunk is read again at every dial: once the carrier is disabled or retired, each call recorded for it is closed `not_placed` with hangup_cause TRUNK_DISABLED or TRUNK_RETIRED and nothing rings
@@ -6102,8 +6110,16 @@ export interface components {
              *     }
              */
             consult_config?: {
-                [key: string]: components["schemas"]["NulFreeJson"];
-            };
+                /** @enum {string} */
+                factor?: "account_last4" | "ssn_last4" | "dob" | "pin" | "zip";
+                max_attempts?: number;
+                expose?: ("balance" | "account_status" | "minimum_payment" | "due_date" | "last4_account")[];
+                factor_opts?: {
+                    length?: number;
+                    /** @enum {string} */
+                    dob_format?: "mmdd" | "mmddyyyy";
+                };
+            } | unknown | unknown;
             /**
              * Format: uuid
              * @description The trunk the campaign's calls go out through: the id of one of the tenant's active carriers (its own, or an account-wide one it inherits), reached on the switch as gateway `carrier-<id>`; null = the deployment default gateway. Anything else, another tenant's carrier and a disabled or retired one are 400 `invalid` naming carrier. A run's `gateway` option overrides it. The trunk is read again at every dial: once the carrier is disabled or retired, each call recorded for it is closed `not_placed` with hangup_cause TRUNK_DISABLED or TRUNK_RETIRED and nothing rings

@@ -232,7 +232,8 @@ const NUL_FREE_JSON_SCHEMA: ComponentSchema = {
 /** Keywords that make a schema say something about its value; a schema with none of them admits any JSON. */
 const CONSTRAINING_KEYWORDS = [
   'type', '$ref', 'anyOf', 'oneOf', 'allOf', 'not', 'enum', 'const', 'properties', 'items', 'if', 'required', 'format', 'pattern',
-  'propertyNames', 'additionalProperties', 'minimum', 'maximum', 'minLength', 'maxLength', 'minItems', 'maxItems',
+  'propertyNames', 'additionalProperties', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minLength',
+  'maxLength', 'minItems', 'maxItems', 'uniqueItems', 'minProperties', 'maxProperties', 'dependentRequired',
 ];
 
 const admitsAnything = (node: unknown): boolean =>

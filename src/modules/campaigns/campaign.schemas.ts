@@ -8,6 +8,7 @@ import {
   CAMPAIGN_TYPES,
   CONSULT_EXPOSE,
   CONSULT_FACTORS,
+  CONSULT_MAX_ATTEMPTS,
   DIAL_RATIO,
   DOB_FORMATS,
   IVR_ACTIONS,
@@ -109,7 +110,7 @@ const writeFields = {
     enum: [...CAMPAIGN_TYPES],
     description: 'Default predictive. A value outside the vocabulary is 400 invalid',
   }),
-  sms_body: z.string().nullable().openapi({ description: SMS_BODY_DESCRIPTION }),
+  sms_body: z.string().nullable().openapi({ pattern: NON_BLANK_PATTERN, maxLength: SMS_BODY_MAX, description: SMS_BODY_DESCRIPTION }),
   abandonment_threshold: z.number().nullable().openapi({
     minimum: ABANDONMENT_THRESHOLD.min,
     maximum: ABANDONMENT_THRESHOLD.max,
@@ -153,7 +154,23 @@ const writeFields = {
   deferred_bridge: z.boolean(),
   consult_config: z
     .record(z.string(), z.unknown())
-    .openapi({ description: `${CONSULT_DESCRIPTION} Not an object: 400 bad_request.`, example: { factor: 'dob', max_attempts: 3, expose: ['balance'] } }),
+    .openapi({
+      // The closed schema the rules check, published: {} or an object with factor.
+      properties: {
+        factor: { type: 'string', enum: [...CONSULT_FACTORS] },
+        max_attempts: { type: 'integer', minimum: CONSULT_MAX_ATTEMPTS.min, maximum: CONSULT_MAX_ATTEMPTS.max },
+        expose: { type: 'array', items: { type: 'string', enum: [...CONSULT_EXPOSE] }, uniqueItems: true },
+        factor_opts: {
+          type: 'object',
+          properties: { length: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER }, dob_format: { type: 'string', enum: [...DOB_FORMATS] } },
+          additionalProperties: false,
+        },
+      },
+      additionalProperties: false,
+      anyOf: [{ maxProperties: 0 }, { required: ['factor'] }],
+      description: `${CONSULT_DESCRIPTION} Not an object: 400 bad_request.`,
+      example: { factor: 'dob', max_attempts: 3, expose: ['balance'] },
+    }),
   carrier: z.string().nullable().openapi({
     format: 'uuid',
     description:
