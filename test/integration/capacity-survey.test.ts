@@ -393,7 +393,7 @@ describe('GET /v1/campaigns/{id}/survey-results', () => {
     const doc = (await app.request('GET', '/v1/openapi.json')).body;
     const op = doc.paths['/v1/campaigns/{id}/survey-results'].get;
     expect(op.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`).sort()).toEqual(['path:id', 'query:from', 'query:to']);
-    expect(Object.keys(op.responses).sort()).toEqual(['200', '400', '401', '403', '404']);
+    expect(Object.keys(op.responses).sort()).toEqual(['200', '400', '401', '403', '404', '422']);
     expect(Object.keys(doc.components.schemas.SurveyResults.properties).sort()).toEqual(
       ['calls_answered', 'calls_with_keypress', 'campaign_id', 'from', 'keypresses', 'menus', 'optouts', 'to'].sort(),
     );

@@ -134,7 +134,7 @@ describe('conformance of the published document', () => {
   it('publishes free-form values as NulFreeJson, and the server refuses U+0000 inside them', async () => {
     const nulFree = schemaOf('NulFreeJson');
     expect(nulFree.anyOf).toEqual(expect.arrayContaining([{ type: 'string', pattern: NUL_FREE_PATTERN }]));
-    expect(schemaOf('CreateCampaign').properties.consult_config.additionalProperties).toEqual({ $ref: '#/components/schemas/NulFreeJson' });
+    expect(schemaOf('CreateCampaign').properties.ivr_menu.additionalProperties).toEqual({ $ref: '#/components/schemas/NulFreeJson' });
     expect(schemaOf('PasswordResetRequest').additionalProperties).toEqual({ $ref: '#/components/schemas/NulFreeJson' });
     const res = await app.request('POST', '/v1/auth/password-reset', { rawBody: '{"email":"a@b.example","extra":["x\\u0000"]}', headers: { 'content-type': 'application/json' } });
     expect(res.status).toBe(400);

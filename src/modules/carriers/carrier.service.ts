@@ -158,7 +158,7 @@ export async function provisionCarrier(deps: AppDeps, principal: Principal, id: 
   if (row.sipProxy === null) throw unprocessable('sip_proxy is required to provision a trunk');
   // Re-judged at the push: a row stored before these rules, or a name re-pointed since, must not reach the edge.
   await assertPublicEdge(deps, row.sipProxy, row.sourceIps).catch((err: unknown) => {
-    throw err instanceof AppError && err.code === 'invalid' ? unprocessable(`${err.message}; the trunk cannot be provisioned`) : err;
+    throw err instanceof AppError && (err.code === 'invalid' || err.code === 'unprocessable') ? unprocessable(`${err.message}; the trunk cannot be provisioned`) : err;
   });
   const configured = edgeConfigured(deps);
   if (configured) {

@@ -141,7 +141,7 @@ export async function updateSmsProvider(deps: AppDeps, principal: Principal, id:
     try {
       assertWebhookSecret(adapter, deps.box.decrypt(current.webhookSecretCiphertext));
     } catch {
-      throw invalid(`webhook_secret: the stored secret does not suit the ${adapter} adapter; send a new webhook_secret (or null) with the adapter change`);
+      throw unprocessable(`webhook_secret: the stored secret does not suit the ${adapter} adapter; send a new webhook_secret (or null) with the adapter change`);
     }
   }
   if (body.api_key !== undefined && body.api_key !== null) assertApiKey(body.api_key);
