@@ -21,6 +21,18 @@ const invalidMessage = (work: () => unknown): string => {
   throw new Error('expected a 400 invalid');
 };
 
+/** The public-address rules judge where a well-formed value points: 422 unprocessable. */
+const refusedMessage = (work: () => unknown): string => {
+  try {
+    work();
+  } catch (err) {
+    expect(err).toBeInstanceOf(AppError);
+    expect((err as AppError).code).toBe('unprocessable');
+    return (err as AppError).message;
+  }
+  throw new Error('expected a 422 unprocessable');
+};
+
 describe('carrier rules', () => {
   it.each([
     ['sip.carrier.example', 'sip.carrier.example'],
@@ -106,20 +118,20 @@ describe('carrier rules', () => {
       ['IPv6 unique-local', '[fd00::1]'],
       ['IPv4-mapped private', '[::ffff:10.0.0.1]'],
       ['a documentation block', '203.0.113.7'],
-    ])('sip_proxy at %s (%s) is 400 invalid naming sip_proxy', (_what, proxy) => {
-      expect(invalidMessage(() => assertPublicSipProxy(proxy, null, none))).toMatch(/^sip_proxy .*not a public address/);
+    ])('sip_proxy at %s (%s) is 422 unprocessable naming sip_proxy', (_what, proxy) => {
+      expect(refusedMessage(() => assertPublicSipProxy(proxy, null, none))).toMatch(/^sip_proxy .*not a public address/);
     });
 
     it.each(['localhost', 'metadata.google.internal', 'sbc.internal', 'pbx.local', 'intranet'])('sip_proxy naming %s is refused without a lookup', (name) => {
-      expect(invalidMessage(() => assertPublicSipProxy(name, ['8.8.8.8'], none))).toMatch(/^sip_proxy .*internal host name/);
+      expect(refusedMessage(() => assertPublicSipProxy(name, ['8.8.8.8'], none))).toMatch(/^sip_proxy .*internal host name/);
     });
 
     it('a host name is judged by every address it resolves to; one that does not resolve is refused', () => {
       expect(() => assertPublicSipProxy('sip.carrier.example:5060', ['8.8.8.8', '2606:4700::1111'], none)).not.toThrow();
-      expect(invalidMessage(() => assertPublicSipProxy('sip.carrier.example', ['8.8.8.8', '10.0.0.5'], none))).toMatch(/resolves to a non-public address/);
-      expect(invalidMessage(() => assertPublicSipProxy('sip.carrier.example', ['169.254.169.254'], none))).toMatch(/resolves to a non-public address/);
-      expect(invalidMessage(() => assertPublicSipProxy('sip.carrier.example', [], none))).toMatch(/does not resolve/);
-      expect(invalidMessage(() => assertPublicSipProxy('sip.carrier.example', null, none))).toMatch(/does not resolve/);
+      expect(refusedMessage(() => assertPublicSipProxy('sip.carrier.example', ['8.8.8.8', '10.0.0.5'], none))).toMatch(/resolves to a non-public address/);
+      expect(refusedMessage(() => assertPublicSipProxy('sip.carrier.example', ['169.254.169.254'], none))).toMatch(/resolves to a non-public address/);
+      expect(refusedMessage(() => assertPublicSipProxy('sip.carrier.example', [], none))).toMatch(/does not resolve/);
+      expect(refusedMessage(() => assertPublicSipProxy('sip.carrier.example', null, none))).toMatch(/does not resolve/);
     });
 
     it('public addresses pass', () => {
@@ -133,21 +145,21 @@ describe('carrier rules', () => {
       expect(() => assertPublicSipProxy('[fd00::7]', null, allow)).not.toThrow();
       expect(() => assertPublicSipProxy('sbc.corp.example:5080', null, allow)).not.toThrow();
       expect(() => assertPublicSipProxy('edge.carrier.example', ['10.20.9.9'], allow)).not.toThrow();
-      expect(invalidMessage(() => assertPublicSipProxy('10.21.0.1', null, allow))).toMatch(/sip_proxy/);
-      expect(invalidMessage(() => assertPublicSipProxy('169.254.169.254', null, allow))).toMatch(/sip_proxy/);
+      expect(refusedMessage(() => assertPublicSipProxy('10.21.0.1', null, allow))).toMatch(/sip_proxy/);
+      expect(refusedMessage(() => assertPublicSipProxy('169.254.169.254', null, allow))).toMatch(/sip_proxy/);
     });
 
     it('source_ips: every address of each block must be public, naming the index; allowlisted blocks pass', () => {
       expect(() => assertPublicSources(['8.8.8.8', '8.8.4.0/24', '2606:4700::/32'], none)).not.toThrow();
-      expect(invalidMessage(() => assertPublicSources(['8.8.8.8', '10.0.0.1'], none))).toMatch(/^source_ips\[1\] 10\.0\.0\.1 is not a public address/);
+      expect(refusedMessage(() => assertPublicSources(['8.8.8.8', '10.0.0.1'], none))).toMatch(/^source_ips\[1\] 10\.0\.0\.1 is not a public address/);
       // A block whose first and last addresses are public but that holds 10.0.0.0/8.
-      expect(invalidMessage(() => assertPublicSources(['8.0.0.0/4'], none))).toMatch(/source_ips\[0\]/);
-      expect(invalidMessage(() => assertPublicSources(['0.0.0.0/0'], none))).toMatch(/source_ips\[0\]/);
-      expect(invalidMessage(() => assertPublicSources(['169.254.169.254'], none))).toMatch(/source_ips\[0\]/);
-      expect(invalidMessage(() => assertPublicSources(['100.64.0.0/10'], none))).toMatch(/source_ips\[0\]/);
-      expect(invalidMessage(() => assertPublicSources(['fe80::/10'], none))).toMatch(/source_ips\[0\]/);
+      expect(refusedMessage(() => assertPublicSources(['8.0.0.0/4'], none))).toMatch(/source_ips\[0\]/);
+      expect(refusedMessage(() => assertPublicSources(['0.0.0.0/0'], none))).toMatch(/source_ips\[0\]/);
+      expect(refusedMessage(() => assertPublicSources(['169.254.169.254'], none))).toMatch(/source_ips\[0\]/);
+      expect(refusedMessage(() => assertPublicSources(['100.64.0.0/10'], none))).toMatch(/source_ips\[0\]/);
+      expect(refusedMessage(() => assertPublicSources(['fe80::/10'], none))).toMatch(/source_ips\[0\]/);
       expect(() => assertPublicSources(['10.20.1.0/24', '10.20.0.9'], ['10.20.0.0/16'])).not.toThrow();
-      expect(invalidMessage(() => assertPublicSources(['10.0.0.0/8'], ['10.20.0.0/16']))).toMatch(/source_ips\[0\]/);
+      expect(refusedMessage(() => assertPublicSources(['10.0.0.0/8'], ['10.20.0.0/16']))).toMatch(/source_ips\[0\]/);
     });
   });
 

@@ -13,13 +13,13 @@ describe('DID health rules', () => {
     expect(healthPeriod({ to: '2026-01-31T00:00:00+02:00' }, now)).toEqual({ from: new Date('2025-12-31T22:00:00Z'), to: new Date('2026-01-30T22:00:00Z') });
   });
 
-  it('from at or after to is 400 bad_request', () => {
+  it('from at or after to is 422 unprocessable (a rule across two parameters)', () => {
     for (const query of [{ from: '2026-03-10T12:00:00Z' }, { from: '2026-03-11T00:00:00Z' }, { from: '2026-01-02T00:00:00Z', to: '2026-01-01T00:00:00Z' }]) {
       expect(() => healthPeriod(query, now)).toThrow(AppError);
       try {
         healthPeriod(query, now);
       } catch (err) {
-        expect((err as AppError).code).toBe('bad_request');
+        expect((err as AppError).code).toBe('unprocessable');
       }
     }
   });
