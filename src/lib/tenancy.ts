@@ -56,6 +56,12 @@ export async function withTenantSql<T>(db: Database, tenantId: string, work: (sq
   assertTenantId(tenantId);
   const client: PoolClient = await db.pool.connect();
   let broken = false;
+  // A backend that dies mid-transaction is reported as an event of the checked-out client:
+  // unheard, it would crash the process; the next statement fails on the dead connection instead.
+  const lost = () => {
+    broken = true;
+  };
+  client.on('error', lost);
   try {
     // One round trip: the id is a validated UUID, so inlining it into the simple-protocol message
     // is safe, and BEGIN plus the setting travel together.
@@ -72,6 +78,7 @@ export async function withTenantSql<T>(db: Database, tenantId: string, work: (sq
     });
     throw err;
   } finally {
+    client.off('error', lost);
     client.release(broken);
   }
 }
