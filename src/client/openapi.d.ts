@@ -8470,38 +8470,8 @@ export interface components {
              */
             total_usd: string;
         };
-        /** @description Any JSON value, nested at most 4 levels deep in the document, with no U+0000 in a string or an object key (U+0000 anywhere in a request is 400) */
-        NulFreeJson: (null | boolean | number) | string | ((null | boolean | number) | string | ((null | boolean | number) | string | ((null | boolean | number) | string | ((null | boolean | number) | string)[] | {
-            [key: string]: (null | boolean | number) | string;
-        })[] | {
-            [key: string]: (null | boolean | number) | string | ((null | boolean | number) | string)[] | {
-                [key: string]: (null | boolean | number) | string;
-            };
-        })[] | {
-            [key: string]: (null | boolean | number) | string | ((null | boolean | number) | string | ((null | boolean | number) | string)[] | {
-                [key: string]: (null | boolean | number) | string;
-            })[] | {
-                [key: string]: (null | boolean | number) | string | ((null | boolean | number) | string)[] | {
-                    [key: string]: (null | boolean | number) | string;
-                };
-            };
-        })[] | {
-            [key: string]: (null | boolean | number) | string | ((null | boolean | number) | string | ((null | boolean | number) | string | ((null | boolean | number) | string)[] | {
-                [key: string]: (null | boolean | number) | string;
-            })[] | {
-                [key: string]: (null | boolean | number) | string | ((null | boolean | number) | string)[] | {
-                    [key: string]: (null | boolean | number) | string;
-                };
-            })[] | {
-                [key: string]: (null | boolean | number) | string | ((null | boolean | number) | string | ((null | boolean | number) | string)[] | {
-                    [key: string]: (null | boolean | number) | string;
-                })[] | {
-                    [key: string]: (null | boolean | number) | string | ((null | boolean | number) | string)[] | {
-                        [key: string]: (null | boolean | number) | string;
-                    };
-                };
-            };
-        };
+        /** @description Any JSON value with no U+0000 in a string or an object key (U+0000 anywhere in a request is 400) */
+        NulFreeJson: unknown;
     };
     responses: never;
     parameters: never;

@@ -208,25 +208,17 @@ type SchemaNode = Record<string, unknown>;
 
 const SUBSCHEMA_LISTS = ['anyOf', 'oneOf', 'allOf', 'prefixItems'] as const;
 
-/**
- * The component any free-form value points to: whatever JSON, but no U+0000 in a string or a key.
- * Spelled out to a fixed depth rather than as a schema that names itself: generated clients (the
- * typed client's request-body types) cannot map a self-referencing type and turn it into `never`.
- */
-const NUL_FREE_JSON = 'NulFreeJson';
+/** The component any free-form value points to: whatever JSON, but no U+0000 in a string or a key. */
+export const NUL_FREE_JSON = 'NulFreeJson';
 const NUL_FREE_JSON_REF = { $ref: `#/components/schemas/${NUL_FREE_JSON}` };
-const NUL_FREE_JSON_DEPTH = 4;
-
-function nulFreeJson(depth: number): ComponentSchema {
-  const scalars: ComponentSchema[] = [{ type: ['null', 'boolean', 'number'] }, { type: 'string', pattern: NUL_FREE_PATTERN }];
-  if (depth === 0) return { anyOf: scalars };
-  const inner = nulFreeJson(depth - 1);
-  return { anyOf: [...scalars, { type: 'array', items: inner }, { type: 'object', propertyNames: { pattern: NUL_FREE_PATTERN }, additionalProperties: inner }] };
-}
-
 const NUL_FREE_JSON_SCHEMA: ComponentSchema = {
-  ...nulFreeJson(NUL_FREE_JSON_DEPTH),
-  description: `Any JSON value, nested at most ${NUL_FREE_JSON_DEPTH} levels deep in the document, with no U+0000 in a string or an object key (U+0000 anywhere in a request is 400)`,
+  description: 'Any JSON value with no U+0000 in a string or an object key (U+0000 anywhere in a request is 400)',
+  anyOf: [
+    { type: ['null', 'boolean', 'number'] },
+    { type: 'string', pattern: NUL_FREE_PATTERN },
+    { type: 'array', items: NUL_FREE_JSON_REF },
+    { type: 'object', propertyNames: { pattern: NUL_FREE_PATTERN }, additionalProperties: NUL_FREE_JSON_REF },
+  ],
 };
 
 /** Keywords that make a schema say something about its value; a schema with none of them admits any JSON. */
