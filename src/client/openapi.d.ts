@@ -4999,7 +4999,7 @@ export interface components {
             updated_at: string;
         };
         PutArtificialVoiceDisclosure: {
-            /** @description Not blank (400 bad_request otherwise); at most 10000 bytes of UTF-8 */
+            /** @description Not blank, no control characters but tab, LF and CR (400 bad_request otherwise); at most 10000 bytes of UTF-8 */
             text: string;
         };
         ImportDebtsResult: {
@@ -6446,7 +6446,7 @@ export interface components {
              * @description Default active; a carrier cannot be created retired (400 invalid)
              * @enum {string}
              */
-            status?: "active" | "disabled" | "retired";
+            status?: "active" | "disabled";
             /**
              * @description sede (default): this tenant only. empresa: account-wide, inherited by every tenant of the account; needs a ddu_ session of an account_admin user (403 forbidden otherwise, dd_ keys included)
              * @enum {string}

@@ -64,7 +64,8 @@ describe('conformance of the published document', () => {
       expect(schemaOf(schema).properties[field]).toMatchObject({ minLength: 12, maxLength: 128 });
     }
     expect(schemaOf('SmsSend').properties.body.pattern).toBe(NON_BLANK_PATTERN);
-    expect(schemaOf('PutArtificialVoiceDisclosure').properties.text.pattern).toBe(NON_BLANK_PATTERN);
+    const disclosure = new RegExp(schemaOf('PutArtificialVoiceDisclosure').properties.text.pattern);
+    expect(['This is an automated call.', ' \t ', 'a\u007fb', 'line\nbreak'].map((t) => disclosure.test(t))).toEqual([true, false, false, true]);
     expect(schemaOf('UpdateCarrier').properties.name.pattern).toBe(NON_BLANK_PATTERN);
     expect(schemaOf('AiTakeoverRequest').oneOf).toEqual([{ required: ['agent_id'] }, { required: ['supervisor_ext'] }]);
     expect(schemaOf('PatchSmsProvider').properties.scope.not).toEqual({});

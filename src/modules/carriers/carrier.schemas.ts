@@ -60,7 +60,10 @@ export const CreateCarrierBody = z
         uniqueItems: true,
         description: `IPv4/IPv6 addresses or CIDR blocks, distinct, at most ${SOURCE_IPS_MAX} (400 invalid otherwise), every address public (as sip_proxy) unless SIP_EDGE_ALLOWLIST covers the block (422 unprocessable otherwise); stored normalized. Default []`,
       }),
-    status: z.enum(CARRIER_STATUSES).optional().openapi({ description: 'Default active; a carrier cannot be created retired (400 invalid)' }),
+    status: z
+      .enum(CARRIER_STATUSES)
+      .optional()
+      .openapi({ enum: CARRIER_STATUSES.filter((s) => s !== 'retired'), description: 'Default active; a carrier cannot be created retired (400 invalid)' }),
     scope: z.enum(['sede', 'empresa']).optional().openapi({
       description: 'sede (default): this tenant only. empresa: account-wide, inherited by every tenant of the account; needs a ddu_ session of an account_admin user (403 forbidden otherwise, dd_ keys included)',
     }),

@@ -1,4 +1,4 @@
-import { NON_BLANK_PATTERN, z } from '../../lib/openapi';
+import { z } from '../../lib/openapi';
 
 export const MAX_DISCLOSURE_BYTES = 10_000;
 
@@ -18,6 +18,10 @@ export const DisclosureEnvelope = z.object({ artificial_voice_disclosure: Artifi
 
 export const PutDisclosureBody = z
   .strictObject({
-    text: z.string().openapi({ pattern: NON_BLANK_PATTERN, description: `Not blank (400 bad_request otherwise); at most ${MAX_DISCLOSURE_BYTES} bytes of UTF-8` }),
+    text: z.string().openapi({
+      // Not blank, and no control characters other than tab, line feed and carriage return (disclosureTextError).
+      pattern: '^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f]*[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f\\t\\n\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff][^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f]*$',
+      description: `Not blank, no control characters but tab, LF and CR (400 bad_request otherwise); at most ${MAX_DISCLOSURE_BYTES} bytes of UTF-8`,
+    }),
   })
   .openapi('PutArtificialVoiceDisclosure');

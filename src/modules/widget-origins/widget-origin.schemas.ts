@@ -24,7 +24,7 @@ export const CreateWidgetOriginBody = z
   .strictObject({
     origin: z.string().openapi({
       // The written form only (blanks around it are trimmed); host, port and scheme rules stay 422.
-      pattern: '^\\s*[Hh][Tt][Tt][Pp][Ss]?://[^/?#\\\\\\s]+/?\\s*$',
+      pattern: '^\\s*[Hh][Tt][Tt][Pp][Ss]?://[^/?#\\\\\\s\\u0000]+/?\\s*$',
       description: `${ORIGIN_RULE}; anything else is 422 unprocessable. Already registered in the tenant, or enabled for another tenant: 409 conflict`,
       example: 'https://crm.acme.example',
     }),
