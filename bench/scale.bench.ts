@@ -55,6 +55,23 @@ interface Proc {
   exited: Promise<void>;
 }
 
+/** Every process the bench started, so an interrupted run leaves none behind. */
+const started: ChildProcess[] = [];
+const stopOnSignal: Array<() => Promise<void>> = [];
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    void Promise.allSettled(stopOnSignal.map((stop) => stop())).then(() => process.exit(130));
+    for (const child of started) {
+      if (child.exitCode !== null || child.signalCode !== null || !child.pid) continue;
+      try {
+        process.kill(child.spawnargs.some((a) => a.endsWith('src/main.ts')) ? -child.pid : child.pid, 'SIGTERM');
+      } catch {
+        // already gone
+      }
+    }
+  });
+}
+
 function run(entry: string, env: Record<string, string>, detached = false): Proc {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, entry)], {
     cwd: ROOT_DIR,
@@ -62,6 +79,7 @@ function run(entry: string, env: Record<string, string>, detached = false): Proc
     stdio: ['ignore', 'pipe', 'pipe'],
     detached,
   });
+  started.push(child);
   let text = '';
   child.stdout.on('data', (c: Buffer) => (text = (text + c.toString()).slice(-20_000)));
   child.stderr.on('data', (c: Buffer) => (text = (text + c.toString()).slice(-20_000)));
@@ -185,16 +203,21 @@ function daytimePrefix(): string {
   throw new Error('no daytime zone for the bench numbers');
 }
 
-/** Leads that the simulator answers busy (last two digits 70-79): placed once, then rescheduled. */
+/**
+ * Leads that the simulator answers busy (last two digits 70-79): placed once, then rescheduled.
+ * Every lead has a number of its own (an exchange per thousand), or the 30-minute number cooldown
+ * would hold the second lead of a number.
+ */
 function busyLeads(n: number, campaignId: string | null, serialBase: number, prefix: string) {
   return Array.from({ length: n }, (_, i) => {
     const serial = serialBase + i;
+    const exchange = Number(prefix.slice(5, 8)) + Math.floor(serial / 1000);
     return {
       external_ref: `scale-${randomUUID()}`,
       consumer_ref: `c-${serial}`,
       amount_cents: 10_000,
       ...(campaignId ? { campaign_id: campaignId } : {}),
-      contacts: [{ phone_e164: `${prefix}${String(Math.floor(serial / 10) % 100).padStart(2, '0')}7${serial % 10}` }],
+      contacts: [{ phone_e164: `${prefix.slice(0, 5)}${exchange}${String(Math.floor(serial / 10) % 100).padStart(2, '0')}7${serial % 10}` }],
     };
   });
 }
@@ -417,6 +440,7 @@ async function sharedPhase(): Promise<void> {
   const temporalConfig = readTemporalDevConfig();
   const binary = ensureTemporalBinary(path.join(ROOT_DIR, '.tools'), temporalConfig.cli, log);
   const temporal = await startTemporalDevServer({ binary, config: temporalConfig.server });
+  stopOnSignal.push(() => temporal.stop());
   const simPassword = randomBytes(12).toString('hex');
   const sim = await startSwitchSimulator({ host: '127.0.0.1', port: 0, password: simPassword, ringMs: 200 });
   const common = {
