@@ -152,6 +152,13 @@ describe('conformance of the published document', () => {
     expect(res.body.failed.map((f: { index: number }) => f.index)).toEqual([0, 1]);
   });
 
+  it('an error that quotes a cut value never splits a surrogate pair (the answer stays valid JSON text)', async () => {
+    const res = await app.request('POST', '/v1/ai/agents', { token: tenant.apiKey, body: { status: 'a\u{1F600}'.repeat(15), disclosure: { text: 'This is an automated call from Acme.' } } });
+    expect(res.status).toBe(422);
+    expect(res.body.error.message).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/);
+    expect(res.body.error.message).toContain(`got '${'a\u{1F600}'.repeat(10)}'`);
+  });
+
   it('a typed empty CSV upload is a body (zero rows), not a missing one', async () => {
     const res = await app.request('POST', '/v1/suppressions/import', { token: tenant.apiKey, rawBody: '', headers: { 'content-type': 'text/csv' } });
     expect(res.status).toBe(200);

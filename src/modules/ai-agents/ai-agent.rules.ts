@@ -110,7 +110,7 @@ export function canonicalLanguage(raw: string): string {
   } catch {
     // RangeError: not a well-formed language tag; answered below.
   }
-  throw unprocessable(`voice.language must be a BCP-47 language tag (for example en-US or es-MX); got '${raw.slice(0, 40)}'`);
+  throw unprocessable(`voice.language must be a BCP-47 language tag (for example en-US or es-MX); got '${[...raw].slice(0, 40).join('')}'`);
 }
 
 /** `patch` over `base` (absent keys keep the base value), then checked; 422 names the field. */

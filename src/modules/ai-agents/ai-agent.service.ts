@@ -81,7 +81,7 @@ async function snapshotVersion(sql: SqlTx, tenantId: string, actor: Actor, row: 
  */
 export async function createAiAgent(deps: AppDeps, tenantId: string, actor: Actor, input: CreateAiAgentInput): Promise<AiAgentView> {
   if (input.status !== undefined && input.status !== 'draft') {
-    throw unprocessable(`status must be 'draft' on create (got '${input.status.slice(0, 20)}'): an AI agent goes live through PATCH`);
+    throw unprocessable(`status must be 'draft' on create (got '${[...input.status].slice(0, 20).join('')}'): an AI agent goes live through PATCH`);
   }
   const name = input.name !== undefined ? checkedName(input.name) : null;
   const fields: VersionedFields = {
