@@ -106,10 +106,12 @@ export function clientAddress(c: Context, deps: AppDeps): string {
  */
 export function adminAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
+    const presented = bearerToken(c);
+    // No credential is no guess: a missing bearer is 401 and uses up nothing of the brake.
+    if (!presented) throw unauthorized('operator credential required');
     const origin = clientAddress(c, deps);
     if (!(await deps.rateLimits.consume('adminAuthFailures', origin))) throw rateLimited();
     const expected = deps.config.ADMIN_API_TOKEN;
-    const presented = bearerToken(c);
     if (!expected || !presented || !safeEqual(presented, expected)) throw unauthorized('operator credential required');
     await deps.rateLimits.refund('adminAuthFailures', origin);
     c.set('logger', c.get('logger').child({ principal: 'operator' }));

@@ -183,6 +183,14 @@ describe('operator (admin) tenant routes', () => {
       expect(elsewhere.status).toBe(200);
     });
 
+    it('never counts a request without a bearer: it guesses nothing', async () => {
+      const tenant = await provisionTenant(app);
+      const origin = freshOrigin();
+      const path = `/v1/admin/tenants/${tenant.tenantId}`;
+      for (let i = 0; i < 15; i += 1) expectError(await app.request('GET', path, { localAddress: origin }), 401, 'unauthorized');
+      expect((await app.request('GET', path, { token: ADMIN_TOKEN, localAddress: origin })).status).toBe(200);
+    });
+
     it('never counts a correct token', async () => {
       const tenant = await provisionTenant(app);
       const origin = freshOrigin();
@@ -196,8 +204,9 @@ describe('operator (admin) tenant routes', () => {
         expect((await app.request('GET', `/v1/admin/tenants/${randomUUID()}`, { token: ADMIN_TOKEN, localAddress: origin })).status).toBe(404);
         expect((await app.request('PATCH', path, { token: ADMIN_TOKEN, body: { seats: 'x' }, localAddress: origin })).status).toBe(400);
       }
+      // Then ten failed guesses use the budget up.
       for (let i = 0; i < 10; i += 1) {
-        expectError(await app.request('GET', path, { localAddress: origin }), 401, 'unauthorized');
+        expectError(await app.request('GET', path, { token: `wrong-${i}`, localAddress: origin }), 401, 'unauthorized');
       }
       expectError(await app.request('GET', path, { token: ADMIN_TOKEN, localAddress: origin }), 429, 'rate_limited');
     });
