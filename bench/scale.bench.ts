@@ -485,7 +485,7 @@ async function sharedPhase(): Promise<void> {
     const ids: string[] = [];
     for (let c = 0; c < campaigns; c += 1) {
       const port = apiPorts[c % 2]!;
-      const id = await createRunningCampaign(port, tenant.key, { campaign_type: 'tts_blast', tts_prompt: 'A message from Acme Recovery.' }, { tick_ms: 500, batch_size: 10 });
+      const id = await createRunningCampaign(port, tenant.key, { campaign_type: 'tts_blast', tts_prompt: 'A message from Acme Recovery.' }, { tick_ms: 500, batch_size: 10, call_ttl_ms: 20_000 });
       ids.push(id);
     }
     const t0 = Date.now();
@@ -497,7 +497,24 @@ async function sharedPhase(): Promise<void> {
     log(`worker 1 killed after ${dialsBeforeKill.join(' / ')} dials`);
     await waitFor('every lead dialed', async () => (await placedCount(tenant.tenantId)) >= total, 900_000, 500);
     const seconds = Math.round((Date.now() - t0) / 1000);
-    await new Promise((r) => setTimeout(r, 5000));
+    // A call the killed worker had in flight ends when the surviving run reaps it (call_ttl_ms).
+    await waitFor(
+      'every placed call ended',
+      async () =>
+        Number(
+          (
+            await ownerQuery<{ n: string }>(
+              `SELECT count(*) AS n FROM call_attempts o WHERE o.tenant_id = $1 AND o.corrects_id IS NULL AND o.call_uuid IS NOT NULL
+                  AND NOT EXISTS (SELECT 1 FROM call_attempts f WHERE f.corrects_id = o.id AND f.ended_at IS NOT NULL)`,
+              [tenant.tenantId],
+            )
+          )[0]!.n,
+        ) === 0,
+      300_000,
+      1000,
+    );
+    const reapedAfter = Math.round((Date.now() - t0) / 1000) - seconds;
+    await new Promise((r) => setTimeout(r, 3000));
     const perDebt = await ownerQuery<{ n: string; debts: string }>(
       `SELECT count(*) FILTER (WHERE k = 1) AS n, count(*) AS debts FROM (
          SELECT d.id, count(a.id) AS k FROM debts d LEFT JOIN call_attempts a
@@ -518,6 +535,7 @@ async function sharedPhase(): Promise<void> {
       campaigns,
       leads: total,
       seconds_to_dial_all: seconds,
+      seconds_until_the_killed_worker_s_calls_were_reaped: reapedAfter,
       debts_dialed_exactly_once: `${perDebt[0]!.n} of ${perDebt[0]!.debts}`,
       dials_per_worker_before_kill: dialsBeforeKill,
       call_events_seen: {
