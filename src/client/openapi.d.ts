@@ -2474,7 +2474,7 @@ export interface paths {
          * @description Body `{url, events}`, both required. The endpoint starts enabled; deliveries of the subscribed events start
          *     with the next fact announced. `url` passes the egress check: https on port 443, no user or password in it, a host name (an IP literal,
          *     `localhost`, a single-label name, an internal suffix such as .local/.internal/.lan/.corp/.home.arpa, or a cloud-metadata name is
-         *     refused) that resolves (a name that does not resolve is 422 `unprocessable`), and only to public addresses (loopback, RFC 1918, CGNAT 100.64/10, link-local, unique-local, multicast,
+         *     refused) that resolves, and only to public addresses (loopback, RFC 1918, CGNAT 100.64/10, link-local, unique-local, multicast,
          *     0.0.0.0/8, documentation, reserved and metadata addresses, IPv4-mapped forms included, are refused; a name with one public and one
          *     private address is refused). A refusal is 400 `invalid` with a message naming `url` and the rule (never the resolved
          *     addresses). At most 2048 characters. The stored url is the normalized form (lowercase host, path at least `/`).
@@ -2527,7 +2527,7 @@ export interface paths {
          * @description Optional `url`, `events`, `enabled`; absent keys are unchanged, and a patch that changes nothing writes
          *     nothing. The same rules as the registration: `url` passes the egress check: https on port 443, no user or password in it, a host name (an IP literal,
          *     `localhost`, a single-label name, an internal suffix such as .local/.internal/.lan/.corp/.home.arpa, or a cloud-metadata name is
-         *     refused) that resolves (a name that does not resolve is 422 `unprocessable`), and only to public addresses (loopback, RFC 1918, CGNAT 100.64/10, link-local, unique-local, multicast,
+         *     refused) that resolves, and only to public addresses (loopback, RFC 1918, CGNAT 100.64/10, link-local, unique-local, multicast,
          *     0.0.0.0/8, documentation, reserved and metadata addresses, IPv4-mapped forms included, are refused; a name with one public and one
          *     private address is refused). A refusal is 400 `invalid` with a message naming `url` and the rule (never the resolved
          *     addresses). At most 2048 characters. The stored url is the normalized form (lowercase host, path at least `/`).
@@ -7023,7 +7023,7 @@ export interface components {
         /** @description Other keys (tenant_id and secret included: the tenant comes from the credential and the secret is always minted by the service) are 400 bad_request naming the key. */
         CreateWebhook: {
             /**
-             * @description https on port 443 (none or :443), no credentials, a host name (not an IP literal, not an internal or cloud-metadata name) whose every A/AAAA address is public: loopback, private, CGNAT, link-local, unique-local, multicast, documentation and metadata addresses are 400 invalid naming url; a name that does not resolve (at registration: it depends on the resolver of the moment) is 422 unprocessable naming url. At most 2048 characters. Origins in the deployment's EGRESS_ALLOWLIST skip the https, port and address rules. Checked again on every delivery, on the address actually connected to.
+             * @description https on port 443 (none or :443), no credentials, a host name (not an IP literal, not an internal or cloud-metadata name) whose every A/AAAA address is public: loopback, private, CGNAT, link-local, unique-local, multicast, documentation and metadata addresses, and a name that does not resolve, are 400 invalid naming url. At most 2048 characters. Origins in the deployment's EGRESS_ALLOWLIST skip the https, port and address rules. Checked again on every delivery, on the address actually connected to.
              * @example https://hooks.example.com/dialer
              */
             url: string;
@@ -7039,7 +7039,7 @@ export interface components {
         /** @description Absent keys are unchanged. Other keys (tenant_id and secret included: the tenant comes from the credential and the secret is always minted by the service) are 400 bad_request naming the key. */
         PatchWebhook: {
             /**
-             * @description https on port 443 (none or :443), no credentials, a host name (not an IP literal, not an internal or cloud-metadata name) whose every A/AAAA address is public: loopback, private, CGNAT, link-local, unique-local, multicast, documentation and metadata addresses are 400 invalid naming url; a name that does not resolve (at registration: it depends on the resolver of the moment) is 422 unprocessable naming url. At most 2048 characters. Origins in the deployment's EGRESS_ALLOWLIST skip the https, port and address rules. Checked again on every delivery, on the address actually connected to.
+             * @description https on port 443 (none or :443), no credentials, a host name (not an IP literal, not an internal or cloud-metadata name) whose every A/AAAA address is public: loopback, private, CGNAT, link-local, unique-local, multicast, documentation and metadata addresses, and a name that does not resolve, are 400 invalid naming url. At most 2048 characters. Origins in the deployment's EGRESS_ALLOWLIST skip the https, port and address rules. Checked again on every delivery, on the address actually connected to.
              * @example https://hooks.example.com/dialer
              */
             url?: string;
@@ -16034,15 +16034,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Shape fine, semantics broken */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
         };
     };
     getWebhook: {
@@ -16220,15 +16211,6 @@ export interface operations {
             };
             /** @description Body type not accepted (unsupported_media_type) */
             415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Shape fine, semantics broken */
-            422: {
                 headers: {
                     [name: string]: unknown;
                 };

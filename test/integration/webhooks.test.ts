@@ -426,12 +426,12 @@ describe('outbound webhook endpoints', () => {
       expect((await audits(tenant, webhook.id)).map((e) => e.action)).toEqual(['webhook.created']);
     });
 
-    it('refuses a url whose name does not resolve with 422 unprocessable (it depends on the resolver of the moment) and changes nothing', async () => {
+    it('refuses a url whose name does not resolve with 400 invalid (SPEC: unresolvable names are 400 naming url) and changes nothing', async () => {
       const { webhook } = await create(tenant);
-      expectError(await patch(tenant.apiKey, webhook.id, { url: 'https://nowhere.example.com/' }), 422, 'unprocessable', /^url: .*resolve/);
+      expectError(await patch(tenant.apiKey, webhook.id, { url: 'https://nowhere.example.com/' }), 400, 'invalid', /^url: .*resolve/);
       expect((await get(tenant.apiKey, webhook.id)).body.webhook).toEqual(webhook);
       const t = await provisionTenant(app);
-      expectError(await post(t.apiKey, { url: 'https://nxdomain.example.com/hook', events: ['call.ended'] }), 422, 'unprocessable', /^url: .*does not resolve/);
+      expectError(await post(t.apiKey, { url: 'https://nxdomain.example.com/hook', events: ['call.ended'] }), 400, 'invalid', /^url: .*does not resolve/);
     });
 
     it('is 404 for an unknown, malformed or foreign id, before the body is judged', async () => {

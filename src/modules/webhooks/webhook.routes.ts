@@ -17,7 +17,7 @@ const ID_NOTE = 'An unknown id, an id of another tenant and a non-UUID id are th
 
 const URL_RULES = `\`url\` passes the egress check: https on port 443, no user or password in it, a host name (an IP literal,
 \`localhost\`, a single-label name, an internal suffix such as .local/.internal/.lan/.corp/.home.arpa, or a cloud-metadata name is
-refused) that resolves (a name that does not resolve is 422 \`unprocessable\`), and only to public addresses (loopback, RFC 1918, CGNAT 100.64/10, link-local, unique-local, multicast,
+refused) that resolves, and only to public addresses (loopback, RFC 1918, CGNAT 100.64/10, link-local, unique-local, multicast,
 0.0.0.0/8, documentation, reserved and metadata addresses, IPv4-mapped forms included, are refused; a name with one public and one
 private address is refused). A refusal is 400 \`invalid\` with a message naming \`url\` and the rule (never the resolved
 addresses). At most ${URL_MAX_CHARS} characters. The stored url is the normalized form (lowercase host, path at least \`/\`).
@@ -71,7 +71,7 @@ ${SECRET_NOTE}
 
 Audit entry \`webhook.created\` (url, events, secret_hint; never the secret). ${BODY_ERRORS} ${SCOPE}`,
       request: { body: jsonBody(CreateWebhookBody) },
-      responses: { 201: jsonContent(WebhookWithSecret, 'Registered; `secret` is shown only here'), ...errorResponses(400, 401, 403, 413, 415, 422) },
+      responses: { 201: jsonContent(WebhookWithSecret, 'Registered; `secret` is shown only here'), ...errorResponses(400, 401, 403, 413, 415) },
     }),
     async (c) => {
       const principal = c.get('principal');
@@ -115,7 +115,7 @@ to deliveries still pending. The secret cannot be set (400 \`bad_request\`): use
 Audit entry \`webhook.updated\` (the changed fields, and the number of cancelled deliveries when it disables). ${ID_NOTE}
 ${BODY_ERRORS} ${SCOPE}`,
       request: { params: IdParam, body: jsonBody(PatchWebhookBody) },
-      responses: { 200: jsonContent(WebhookEnvelope, 'The updated endpoint'), ...errorResponses(400, 401, 403, 404, 413, 415, 422) },
+      responses: { 200: jsonContent(WebhookEnvelope, 'The updated endpoint'), ...errorResponses(400, 401, 403, 404, 413, 415) },
     }),
     async (c) => {
       const principal = c.get('principal');

@@ -42,7 +42,7 @@ const fields = {
     // The written form the rules below leave: https, a host name whose last label starts with a letter (no IP literal), port 443 or none.
     pattern: '^[Hh][Tt][Tt][Pp][Ss]://(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.?(?::443)?(?:[/?#][^\\s\\u0000]*)?$',
     maxLength: URL_MAX_CHARS,
-    description: `https on port 443 (none or :443), no credentials, a host name (not an IP literal, not an internal or cloud-metadata name) whose every A/AAAA address is public: loopback, private, CGNAT, link-local, unique-local, multicast, documentation and metadata addresses are 400 invalid naming url; a name that does not resolve (at registration: it depends on the resolver of the moment) is 422 unprocessable naming url. At most ${URL_MAX_CHARS} characters. Origins in the deployment's EGRESS_ALLOWLIST skip the https, port and address rules. Checked again on every delivery, on the address actually connected to.`,
+    description: `https on port 443 (none or :443), no credentials, a host name (not an IP literal, not an internal or cloud-metadata name) whose every A/AAAA address is public: loopback, private, CGNAT, link-local, unique-local, multicast, documentation and metadata addresses, and a name that does not resolve, are 400 invalid naming url. At most ${URL_MAX_CHARS} characters. Origins in the deployment's EGRESS_ALLOWLIST skip the https, port and address rules. Checked again on every delivery, on the address actually connected to.`,
     example: 'https://hooks.example.com/dialer',
   }),
   events: z.array(z.string().openapi({ enum: [...EVENT_CATALOG] })).openapi({

@@ -2,7 +2,7 @@ import type { WebhookEndpoint } from '../../../prisma/generated/client';
 import type { AppDeps } from '../../deps';
 import { appendAudit, type ActorType } from '../../lib/audit';
 import { checkEgressUrl, EgressRefusedError } from '../../lib/egress';
-import { invalid, notFound, unprocessable } from '../../lib/errors';
+import { invalid, notFound } from '../../lib/errors';
 import { createdAtKey, createdAtPageArgs, paginate } from '../../lib/pagination';
 import { withTenant, withTenantSql, type Tx } from '../../lib/tenancy';
 import {
@@ -35,8 +35,7 @@ async function checkedUrl(deps: AppDeps, raw: string): Promise<string> {
     const url = await checkEgressUrl(raw, { allowlist: deps.config.egressAllowlist, resolve: deps.resolver });
     return url.href;
   } catch (err) {
-    // A name that does not resolve now may resolve later: the value is well formed (422), unlike the other refusals (SPEC: 400).
-    if (err instanceof EgressRefusedError && err.reason === 'unresolvable') throw unprocessable(`url: ${err.message}`);
+    // SPEC names unresolvable names among the url's 400s, with IP literals and private addresses.
     if (err instanceof EgressRefusedError) throw invalid(`url: ${err.message}`);
     throw err;
   }
