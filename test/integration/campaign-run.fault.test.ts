@@ -112,9 +112,10 @@ describe('a worker killed mid-campaign', () => {
       expect(recorded.has(uuid)).toBe(true);
     }
     // A call recorded as sent that never reached the switch (the kill fell between the two) is
-    // closed by the reaper, never sent again.
+    // closed by the reaper, never sent again. A tick records its batch before it sends it, so at
+    // most the rest of one batch (batch_size 5) can be caught between the two.
     const unsent = finished.orig.filter((o) => !created.has(o.callUuid!));
-    expect(unsent.length).toBeLessThanOrEqual(1);
+    expect(unsent.length).toBeLessThan(5);
     const dispositionOf = (id: string) =>
       finished.rows.filter((r) => r.correctsId === id && r.endedAt !== null).sort((a, b) => a.insertedAt.getTime() - b.insertedAt.getTime())[0]!.disposition;
     for (const o of unsent) expect(dispositionOf(o.id)).toBe('reaped');
