@@ -2,8 +2,6 @@ import { ApplicationFailure, defineSignal, getExternalWorkflowHandle, patched, p
 import type { CallbackActivities, CallbackTimerInput, CallbackTimerResult, CallbackWakeSignal } from '../src/contracts/callback';
 import { campaignRunWorkflowId } from './ids';
 
-export type { CallbackTimerInput, CallbackTimerResult } from '../src/contracts/callback';
-
 const { missCallbackIfPending, dialCallback } = proxyActivities<CallbackActivities>({
   startToCloseTimeout: '30 seconds',
   // Unlimited attempts: a database outage must delay the transition, not lose it. Refusals are

@@ -9,26 +9,7 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type {
-  CampaignPacingState,
-  CampaignRunActivities,
-  CampaignRunInput,
-  CampaignRunOptions,
-  CampaignRunPauseSignal,
-  CampaignRunResult,
-  CampaignRunResumeSignal,
-  CampaignRunState,
-  CampaignRunStateQuery,
-  CampaignRunStats,
-  CampaignRunStatsQuery,
-  CampaignRunStopSignal,
-  CampaignRunWakeSignal,
-  DialTickResult,
-  NextTick,
-  RunCounters,
-} from '../src/contracts/campaign-run';
-
-export type { CampaignRunInput, CampaignRunStats } from '../src/contracts/campaign-run';
+import type { CampaignPacingState, CampaignRunActivities, CampaignRunInput, CampaignRunOptions, CampaignRunPauseSignal, CampaignRunResult, CampaignRunResumeSignal, CampaignRunState, CampaignRunStateQuery, CampaignRunStats, CampaignRunStatsQuery, CampaignRunStopSignal, CampaignRunWakeSignal, DialTickResult, NextTick, RunCounters } from '../src/contracts/campaign-run';
 
 const retry = { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 };
 

@@ -1,5 +1,5 @@
 import { campaignRunStatsView, RATE_PATTERN, RATIO_PATTERN } from '../../src/modules/campaigns/campaign-stats.view';
-import type { CampaignRunStats } from '../../workflows/campaign-run.workflow';
+import type { CampaignRunStats } from '../../src/contracts/campaign-run';
 
 const run = (pacing: Partial<CampaignRunStats['pacing']>): CampaignRunStats => ({
   dialed: 12,
