@@ -30,7 +30,8 @@ export async function getCarrier(deps: AppDeps, tenantId: string, id: string) {
  * Where a trunk's signalling goes (sip_proxy) and comes from (source_ips) passes the egress check's
  * public-address rules unless the operator allowlisted it (SIP_EDGE_ALLOWLIST): a tenant must not
  * point the shared SIP edge at the platform's own network. A host name is resolved with the
- * deployment's resolver and every address it gives is judged. 400 invalid naming the field.
+ * deployment's resolver and every address it gives is judged. 422 unprocessable naming the field
+ * (the shape is valid; the address is refused).
  */
 async function assertPublicEdge(deps: AppDeps, sipProxy: string | null, sourceIps: readonly string[]): Promise<void> {
   const allowlist = deps.config.sipEdgeAllowlist;
