@@ -15,7 +15,9 @@ import {
   type RunningWorker,
   type SwitchRig,
 } from '../helpers/dial-loop';
-import { provisionTenant, startTestApp, SWITCH_DIRECTORY_TOKEN, type HttpResult, type ProvisionedTenant, type TestApp } from '../helpers/harness';
+import { createMetrics } from '../../src/lib/metrics';
+import { sellerMessage } from '../../src/modules/call-events/call-speech.rules';
+import { ADMIN_TOKEN, provisionTenant, startTestApp, SWITCH_DIRECTORY_TOKEN, type HttpResult, type ProvisionedTenant, type TestApp } from '../helpers/harness';
 
 jest.setTimeout(120_000);
 
@@ -255,6 +257,11 @@ describe('two-second connect', () => {
 
   beforeAll(async () => {
     tenant = await provisionTenant(app);
+    const seller = await app.request('PATCH', `/v1/admin/tenants/${tenant.tenantId}`, {
+      token: ADMIN_TOKEN,
+      body: { abandon_seller_name: 'Acme Recovery', abandon_seller_phone: '+13035550100' },
+    });
+    expect(seller.status).toBe(200);
     seat = await checkInSeat(app, tenant);
     await registerSeat(app, rig, tenant, seat);
   });
@@ -277,12 +284,35 @@ describe('two-second connect', () => {
       'the call to end',
     );
     expect(final).toMatchObject({ disposition: 'abandoned', agent_id: null });
+    // The consumer heard the seller message (47 CFR 64.1200(a)(7)) after the window, never an agent.
+    const callUuid: string = (await calls(tenant, c.id)).originals[0].call_uuid;
+    const timeline = await waitFor(
+      async () => {
+        const res = await app.request('GET', `/v1/calls/${callUuid}`, { token: tenant.apiKey });
+        const t: Array<{ at: string; event: string } & Record<string, unknown>> = res.body.timeline;
+        return t.some((e) => e.event === 'hangup') ? t : undefined;
+      },
+      30_000,
+      'the timeline up to the hang-up',
+    );
+    expect(timeline.filter((e) => e.event === 'spoken')).toEqual([
+      expect.objectContaining({ purpose: 'seller_message', text: sellerMessage('Acme Recovery', '+13035550100'), seller_name: 'Acme Recovery' }),
+    ]);
+    expect(timeline.some((e) => e.event === 'bridged')).toBe(false);
+    const answeredAt = Date.parse(timeline.find((e) => e.event === 'answered')!.at);
+    expect(Date.parse(timeline.find((e) => e.event === 'spoken')!.at) - answeredAt).toBeGreaterThanOrEqual(1990);
+    expect(rig.sim.spoken(callUuid).map((s) => s.text)).toEqual([sellerMessage('Acme Recovery', '+13035550100')]);
     // No agent leg was ever bridged to the consumer, and the seat is free again.
     expect(rig.sim.channels().filter((ch) => ch.destination === seat.extension)).toEqual([]);
     expect(await agent(tenant, seat.agentId)).toMatchObject({ presence: 'available', registered: true });
     // Pacing's abandonment figure counts it.
     await waitFor(async () => ((await stats(tenant, c.id))?.pacing.abandoned === 1 ? true : undefined), 30_000, 'pacing counts the abandoned call');
     expect((await stats(tenant, c.id))!.pacing.connected).toBe(0);
+    // And so does the per-campaign series the 30-day abandonment rate is read from (docs/runbook.md).
+    const perCampaign = async (name: string) =>
+      (await createMetrics().registry.getSingleMetric(name)!.get()).values.find((v) => v.labels.campaign_id === c.id)?.value ?? 0;
+    expect(await perCampaign('dialer_calls_abandoned_total')).toBe(1);
+    expect(await perCampaign('dialer_calls_connected_total')).toBe(0);
     await app.request('POST', `/v1/campaigns/${c.id}/stop`, { token: tenant.apiKey });
   });
 
