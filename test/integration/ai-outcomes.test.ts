@@ -57,6 +57,9 @@ function daytimeZip(): string {
     ['94105', 'America/Los_Angeles'],
     // Saipan (Northern Mariana Islands, UTC+10) covers 23:00-09:00 UTC, when no state is in daytime.
     ['96950', 'Pacific/Saipan'],
+    // An Armed Forces Europe ZIP (APO AE) fixes no zone of its own; the number's zone decides. It
+    // covers 09:00-14:00 UTC, when no US zone is in daytime.
+    ['09021', 'Europe/Berlin'],
   ];
   const hour = (zone: string) => Number(new Intl.DateTimeFormat('en-US', { timeZone: zone, hour: 'numeric', hourCycle: 'h23' }).format(new Date()));
   const found = zips.find(([, zone]) => hour(zone) >= 9 && hour(zone) < 19);
@@ -212,6 +215,12 @@ async function auditActions(t: AiTenant, debtId: string): Promise<string[]> {
   return rows.map((r) => r.action);
 }
 
+/** What the decision behind a refused dial found at one gate (its evidence on the audit chain). */
+async function gateOutcome(t: AiTenant, decisionId: string, gate: string): Promise<string | undefined> {
+  const entry = await withTenant(app.deps.db, t.tenant.tenantId, (tx) => tx.auditLog.findUniqueOrThrow({ where: { id: decisionId } }));
+  return (entry.payload as { checks: Array<{ gate: string; outcome: string }> }).checks.find((c) => c.gate === gate)?.outcome;
+}
+
 async function debtState(t: AiTenant, debtId: string): Promise<string> {
   const res = await app.request('GET', `/v1/debts/${debtId}`, { token: t.tenant.apiKey });
   expect(res.status).toBe(200);
@@ -343,7 +352,10 @@ describe('AI outcomes land like an agent disposition', () => {
     expect(types(conv)).toContain('dispute');
     expect(await debtState(t, call.lead.debtId)).toBe('disputed');
     expect(await auditActions(t, call.lead.debtId)).toContain('ai.dispute_recorded');
-    expect((await dialAgain(t, call.lead)).status).toBe('blocked');
+    // The verified call is a conversation (refused first), and the disputed debt is refused by the policy too.
+    const next = await dialAgain(t, call.lead);
+    expect(next).toMatchObject({ status: 'blocked', reason: 'regf_post_contact' });
+    expect(await gateOutcome(t, next.decision_id, 'tenant_policy')).toBe('block');
   });
 
   it('a wrong party: the number is listed wrong_number, its consents for the debt revoked, and neither dialed nor texted again', async () => {
@@ -361,10 +373,12 @@ describe('AI outcomes land like an agent disposition', () => {
       ['voice', 'wrong_number'],
     ]);
     expect(await conversations(t, call.lead.debtId)).toEqual([]);
-    expect((await dialAgain(t, call.lead)).status).toBe('blocked');
+    const next = await dialAgain(t, call.lead);
+    expect(next).toMatchObject({ status: 'blocked', reason: 'consent_revoked' });
+    expect(await gateOutcome(t, next.decision_id, 'dnc_listed')).toBe('block');
     const text = await app.request('POST', '/v1/sms/messages', { token: t.tenant.apiKey, body: { to: call.lead.phone, body: 'Hello. Reply STOP to opt out.', debt_id: call.lead.debtId } });
     expect(text.status).toBe(422);
-    expect(text.body.error.code).toBe('compliance_blocked');
+    expect(text.body.error).toMatchObject({ code: 'compliance_blocked', gate: 'consent_revoked' });
   });
 
   it('a callback request: a pending callback on the number with its timer and audit entry', async () => {
@@ -410,6 +424,6 @@ describe('AI outcomes land like an agent disposition', () => {
     expect((await listed()).map((d) => d.source)).toEqual(['verbal_revocation']);
     const voice = await withTenant(app.deps.db, t.tenant.tenantId, (tx) => tx.consent.findFirstOrThrow({ where: { phoneE164: call.lead.phone, channel: 'voice' } }));
     expect(voice.revokedSource).toBe('verbal_revocation');
-    expect((await dialAgain(t, call.lead)).status).toBe('blocked');
+    expect(await dialAgain(t, call.lead)).toMatchObject({ status: 'blocked', reason: 'consent_revoked' });
   });
 });
