@@ -6,14 +6,15 @@ import { evaluate } from '../../src/modules/compliance/compliance.service';
 import { createEslManager } from '../../src/switch/esl';
 import { startSwitchSimulator } from '../../src/switch/simulator';
 import { realClock, type Clock } from '../../src/switch/simulator/clock';
-import { numberEnding, runWorker, seatAgents, seedLeads, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
+import { numberEnding, runWorker, seatAgents, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
 import { provisionTenant, startTestApp, type ProvisionedTenant, type TestApp } from '../helpers/harness';
 
 /**
  * Regulation F's 7-day hiatus after a telephone conversation (12 CFR 1006.14(b)(2)(i)(B)) from
  * conversations the product records itself (CONTRACT section 9): calls placed through the HTTP API
  * against the switch simulator over TCP, and the next dial answered by the engine. Nothing here
- * writes a conversation or last_conversation_at.
+ * writes a conversation, last_conversation_at or any other fact: debts and their consent come from the
+ * import route.
  */
 
 jest.setTimeout(120_000);
@@ -82,6 +83,27 @@ async function runningCampaign(e: Env, tenant: ProvisionedTenant, extra: Record<
   return id;
 }
 
+/** Debts of the campaign through the import route, one primary contact each (the import grants its consent). */
+async function importLeads(e: Env, tenant: ProvisionedTenant, campaignId: string, phones: string[]): Promise<string[]> {
+  const refs = phones.map(() => `conv-${randomUUID()}`);
+  const res = await e.app.request('POST', '/v1/debts/import', {
+    token: tenant.apiKey,
+    body: {
+      debts: phones.map((phone, i) => ({
+        external_ref: refs[i],
+        consumer_ref: `c-${refs[i]}`,
+        campaign_id: campaignId,
+        amount_cents: 10_000,
+        contacts: [{ phone_e164: phone, is_primary: true }],
+      })),
+    },
+  });
+  expect(res.body).toEqual({ imported: phones.length, failed: [] });
+  const ids: string[] = [];
+  for (const ref of refs) ids.push((await e.app.request('GET', `/v1/debts?external_ref=${ref}`, { token: tenant.apiKey })).body.debts[0].id);
+  return ids;
+}
+
 const dial = (e: Env, tenant: ProvisionedTenant, campaignId: string, debtId: string) =>
   e.app.request('POST', `/v1/campaigns/${campaignId}/dial`, { token: tenant.apiKey, body: { debt_id: debtId } });
 
@@ -134,7 +156,7 @@ describe('a telephone conversation recorded from the call itself', () => {
     const [agentId] = await seatAgents(env.app, env.rig, tenant, 1);
     const campaignId = await runningCampaign(env, tenant);
     const phone = phoneEnding(HUMAN);
-    const [debtId] = await seedLeads(env.app, tenant, campaignId, [phone]);
+    const [debtId] = await importLeads(env, tenant, campaignId, [phone]);
 
     const { original, final } = await placedCall(env, tenant, campaignId, debtId!);
     expect(final).toMatchObject({ disposition: 'answered_human', agent_id: agentId });
@@ -161,7 +183,7 @@ describe('a telephone conversation recorded from the call itself', () => {
     const tenant = await provisionTenant(env.app);
     const [agentId] = await seatAgents(env.app, env.rig, tenant, 1);
     const campaignId = await runningCampaign(env, tenant);
-    const [debtId] = await seedLeads(env.app, tenant, campaignId, [phoneEnding(HUMAN)]);
+    const [debtId] = await importLeads(env, tenant, campaignId, [phoneEnding(HUMAN)]);
     const extension = await withTenant(env.app.deps.db, tenant.tenantId, async (tx) => (await tx.agent.findUniqueOrThrow({ where: { id: agentId! } })).sipExtension!);
 
     // The seat's softphone answers too late: the consumer waits past the two seconds, the agent leg is
@@ -198,7 +220,7 @@ describe('a telephone conversation recorded from the call itself', () => {
     const [agentId] = await seatAgents(env.app, env.rig, tenant, 1);
     // AMD on and no deferred bridge: the agent is put on the line at the answer, then the verdict ends the call.
     const campaignId = await runningCampaign(env, tenant, { amd_enabled: true, deferred_bridge: false });
-    const [debtId] = await seedLeads(env.app, tenant, campaignId, [phoneEnding(MACHINE)]);
+    const [debtId] = await importLeads(env, tenant, campaignId, [phoneEnding(MACHINE)]);
 
     const machine = await placedCall(env, tenant, campaignId, debtId!);
     expect(machine.final).toMatchObject({ disposition: 'machine', amd_verdict: 'MACHINE' });
@@ -260,7 +282,7 @@ describe('the hiatus counted in the consumer’s zone across a daylight-saving c
     const [agentId] = await seatAgents(shifted.app, shifted.rig, tenant, 1);
     const campaignId = await runningCampaign(shifted, tenant);
     const phone = phoneEnding(HUMAN, prefix);
-    const [debtId] = await seedLeads(shifted.app, tenant, campaignId, [phone]);
+    const [debtId] = await importLeads(shifted, tenant, campaignId, [phone]);
     const call = await placedCall(shifted, tenant, campaignId, debtId!);
     const answeredAt = DateTime.fromISO(call.final.answered_at, { zone });
     // Day 1 is the eve of the change, local time.
@@ -275,7 +297,7 @@ describe('the hiatus counted in the consumer’s zone across a daylight-saving c
     const { debtLastConversationAt } = await ledgerOf(shifted, tenant, debtId!);
     expect(debtLastConversationAt).toEqual(new Date(call.final.answered_at));
 
-    const postContact = async (local: DateTime) => {
+    const decideAt = async (local: DateTime) => {
       const [decision] = await evaluate(
         shifted!.app.deps,
         tenant.tenantId,
@@ -283,9 +305,13 @@ describe('the hiatus counted in the consumer’s zone across a daylight-saving c
         { actor: { type: 'system', id: null }, now: local.toJSDate() },
       );
       expect(decision!.zones).toEqual([zone]);
-      return decision!.checks.find((c) => c.gate === 'regf_post_contact')!.outcome;
+      return decision!;
     };
+    const postContact = async (local: DateTime) => (await decideAt(local)).checks.find((c) => c.gate === 'regf_post_contact')!.outcome;
     const day1 = answeredAt.startOf('day');
+    // At noon of day 7, after the change, the call is refused by the hiatus alone, with its evidence.
+    const day7 = await decideAt(day1.plus({ days: 6 }).set({ hour: 12 }));
+    expect({ allowed: day7.allowed, gate: day7.gate, decided: day7.decisionId !== null }).toEqual({ allowed: false, gate: 'regf_post_contact', decided: true });
     // 23:30 and 00:30 local: 7 x 24 hours from the answer fall an hour off midnight on either side of the change.
     expect(await postContact(day1.plus({ days: 6 }).set({ hour: 23, minute: 30 }))).toBe('block');
     expect(await postContact(day1.plus({ days: 7 }).set({ hour: 0, minute: 30 }))).toBe('pass');
@@ -305,7 +331,7 @@ describe('an AMD verdict that comes after the bridge', () => {
     const tenant = await provisionTenant(slow.app);
     const [agentId] = await seatAgents(slow.app, slow.rig, tenant, 1);
     const campaignId = await runningCampaign(slow, tenant, { amd_enabled: true, deferred_bridge: false });
-    const [debtId] = await seedLeads(slow.app, tenant, campaignId, [phoneEnding(HUMAN)]);
+    const [debtId] = await importLeads(slow, tenant, campaignId, [phoneEnding(HUMAN)]);
 
     const { original, final } = await placedCall(slow, tenant, campaignId, debtId!);
     expect(final).toMatchObject({ disposition: 'answered_human', amd_verdict: 'HUMAN', agent_id: agentId });
