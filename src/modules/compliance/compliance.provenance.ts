@@ -35,7 +35,11 @@ export const FACT_PROVENANCE: readonly FactProvenance[] = [
       { file: 'src/modules/debts/debt-import.repository.ts', event: 'POST /v1/debts/import' },
       {
         file: 'src/modules/promises/promise.repository.ts',
-        event: 'a promise to pay taken on a call (agent disposition or AI outcome) moves the debt to promise_to_pay',
+        event: 'a promise to pay taken on a call (agent disposition or AI outcome) moves the debt to promise_to_pay; a dispute said to the AI moves it to disputed',
+        reachedFrom: [
+          { file: 'src/modules/promises/promise.service.ts', calls: 'setDebtState' },
+          { file: 'src/modules/ai-calls/ai-call.service.ts', calls: 'setDebtState' },
+        ],
       },
     ],
   },
@@ -127,9 +131,10 @@ export const FACT_PROVENANCE: readonly FactProvenance[] = [
     writers: [
       {
         file: 'src/modules/compliance/conversation.repository.ts',
-        event: 'an agent bridged to an answered consumer, a right-party disposition on an answered call, an AI call past verification',
+        event: 'an agent bridged to an answered consumer, an inbound call from the debt’s number bridged to an agent, a right-party disposition on an answered call, an AI call past verification',
         reachedFrom: [
           { file: 'src/modules/dialer/call-session.service.ts', calls: 'recordCallConversation' },
+          { file: 'src/modules/inbound-calls/inbound-call.service.ts', calls: 'recordCallConversation' },
           { file: 'src/modules/cdr/cdr.service.ts', calls: 'recordCallConversation' },
           { file: 'src/modules/ai-calls/ai-call.service.ts', calls: 'recordCallConversation' },
         ],
