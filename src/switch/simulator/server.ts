@@ -2,7 +2,11 @@ import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { SpeechEngine } from '../../speech/engine-process';
+import { OfflineSpeechSynthesizer } from '../../speech/offline';
+import type { SpeechSynthesizer } from '../../speech/types';
 import { realClock, type Clock, type ClockTimer } from './clock';
+import type { ConsumerLine } from './consumer';
 import {
   apiResponse,
   AUTH_REQUEST,
@@ -53,6 +57,19 @@ export interface SwitchSimulatorOptions {
   directoryUrl?: string;
   /** mod_xml_curl `gateway-credentials` (`user:password`, HTTP basic auth); default SIM_DIRECTORY_CREDENTIALS. */
   directoryCredentials?: string;
+  /** mod_audio_fork loaded (`uuid_audio_fork`); default true, SIM_AUDIO_FORK=0 unloads it. */
+  audioFork?: boolean;
+  /**
+   * The simulated consumers' voice (docs/simulated-consumer.md); default the product's offline
+   * synthesizer (eSpeak NG), started on the first line a consumer says and stopped with the simulator.
+   */
+  synthesizer?: SpeechSynthesizer;
+  /** Where the default synthesizer's engine is installed; default TOOLS_DIR or `<repo>/.tools`. */
+  toolsDir?: string;
+  /** Pause between the end of what the switch plays and a simulated consumer's answer; default SIM_CONSUMER_REPLY_MS or 800. */
+  consumerReplyMs?: number;
+  /** How long a simulated consumer mid-script waits for the switch to speak before hanging up; default SIM_CONSUMER_PATIENCE_MS or 30000. */
+  consumerPatienceMs?: number;
 }
 
 /** A simulated softphone's REGISTER (digest-authenticated against the directory). */
@@ -99,6 +116,8 @@ export interface SwitchSimulator {
   channels(): ChannelSnapshot[];
   /** Every text `speak` said to a channel (engine, voice, text, when it began), also after its hangup. */
   spoken(uuid: string): SpokenText[];
+  /** What the simulated consumer said on a channel (text, when, how long, barge-in), also after its hangup. */
+  consumerSaid(uuid: string): ConsumerLine[];
   /** Authenticated and unauthenticated client connections now open (frozen ones included). */
   connectionCount(): number;
   /**
@@ -382,6 +401,24 @@ export async function startSwitchSimulator(options: SwitchSimulatorOptions = {})
   const host = options.host ?? '127.0.0.1';
   const password = options.password ?? 'ClueCon';
   const clock = options.clock ?? realClock;
+  let ownEngine: SpeechEngine | undefined;
+  let synthesizer = options.synthesizer;
+  const voices = new Map<string, Promise<Int16Array>>();
+  const synthesize = (text: string, rate: number): Promise<Int16Array> => {
+    const key = `${rate}|${text}`;
+    let voice = voices.get(key);
+    if (!voice) {
+      if (!synthesizer) {
+        ownEngine = new SpeechEngine({ toolsDir: options.toolsDir ?? (process.env.TOOLS_DIR?.trim() || path.resolve(__dirname, '../../../.tools')) });
+        synthesizer = new OfflineSpeechSynthesizer(ownEngine);
+      }
+      voice = synthesizer.synthesize(text, { language: 'en', sampleRate: rate }).then((s) => s.pcm.samples);
+      // A failed synthesis is tried again next time instead of being remembered.
+      voice.catch(() => voices.delete(key));
+      voices.set(key, voice);
+    }
+    return voice;
+  };
   const sim = new SimulatorServer(password, options.heartbeatMs ?? envMs('SIM_HEARTBEAT_MS', 20_000), {
     clock,
     ringMs: options.ringMs ?? envMs('SIM_RING_MS', 500),
@@ -392,6 +429,11 @@ export async function startSwitchSimulator(options: SwitchSimulatorOptions = {})
     maxRecordMs: options.maxRecordMs ?? 60_000,
     recordingsDir: options.recordingsDir ?? path.join(os.tmpdir(), 'dialer-switch-sim', 'recordings'),
     hostname: options.hostname ?? 'switch-simulator',
+    audioFork: options.audioFork ?? process.env.SIM_AUDIO_FORK?.trim() !== '0',
+    synthesize,
+    consumerReplyMs: options.consumerReplyMs ?? envMs('SIM_CONSUMER_REPLY_MS', 800),
+    consumerPatienceMs: options.consumerPatienceMs ?? envMs('SIM_CONSUMER_PATIENCE_MS', 30_000),
+    tempDir: os.tmpdir(),
   });
 
   const server = net.createServer((socket) => {
@@ -455,6 +497,7 @@ export async function startSwitchSimulator(options: SwitchSimulatorOptions = {})
     },
     channel: (uuid) => sim.core.snapshot(uuid),
     spoken: (uuid) => sim.core.spokenTo(uuid),
+    consumerSaid: (uuid) => sim.core.consumerSaidTo(uuid),
     channels: () => sim.core.snapshots(),
     connectionCount: () => sim.sessions.size,
     freezeConnections() {
@@ -475,7 +518,10 @@ export async function startSwitchSimulator(options: SwitchSimulatorOptions = {})
         sim.sessions.clear();
         sim.stopHeartbeat();
         sim.core.reset();
-        server.close(() => resolve());
+        server.close(() => {
+          if (ownEngine) void ownEngine.close().then(() => resolve(), () => resolve());
+          else resolve();
+        });
       }),
   };
 }

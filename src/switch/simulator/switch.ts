@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { AudioForkSession, FORK_FAILED, FORK_OK, forkRate, forkUrl, parseForkCommand } from './audio-fork';
 import type { Clock, ClockTimer } from './clock';
+import { SimulatedConsumer, type ConsumerLine } from './consumer';
+import { scriptFor } from './consumer-scripts';
 import { parseDialString, parseOriginate, splitArgs, type DialString, type OriginateRequest } from './dialstring';
 import { HANGUP_CAUSES, outcomeFor, type AmdVerdict, type Outcome } from './plan';
 import type { SwitchEvent } from './protocol';
@@ -35,7 +38,23 @@ export interface SwitchCoreOptions {
   /** Cap of a written recording's audio. */
   maxRecordMs: number;
   hostname: string;
+  /** mod_audio_fork loaded (uuid_audio_fork, module_exists). */
+  audioFork: boolean;
+  /** The simulated consumers' voice (numbers ending 40-49 with a fork): text to PCM at a rate. */
+  synthesize: (text: string, rate: number) => Promise<Int16Array>;
+  /** Pause between the end of what the switch plays and a simulated consumer's answer. */
+  consumerReplyMs: number;
+  /** How long a simulated consumer mid-script waits for the switch to say something before hanging up. */
+  consumerPatienceMs: number;
+  /** Where playAudio's files go (FreeSWITCH's temp_dir). */
+  tempDir: string;
   emit: (ev: SwitchEvent) => void;
+}
+
+/** A speak, playback or sleep running on a channel; `end` completes it now (uuid_break, killAudio). */
+interface MediaRun {
+  timer?: ClockTimer;
+  end: () => void;
 }
 
 interface Channel {
@@ -66,6 +85,12 @@ interface Channel {
   eavesdrop?: { target: string; whisperA: boolean; whisperB: boolean };
   amdResult?: AmdVerdict;
   spoken: SpokenText[];
+  media: Set<MediaRun>;
+  /** Attached mod_audio_fork bugs by bug name. */
+  forks: Map<string, AudioForkSession>;
+  consumer?: SimulatedConsumer;
+  /** The consumer's hang-up at talkMs (a simulated consumer with a fork replaces it). */
+  talkTimer?: ClockTimer;
   /** Pending originate or bridge-app result: called once, on answer or on failure. */
   onResult?: (ok: boolean, detail: string) => void;
   afterAnswer?: () => void;
@@ -99,6 +124,10 @@ export interface ChannelSnapshot {
   eavesdrop: { target: string; mode: EavesdropMode; whisperTo: 'aleg' | 'bleg' | 'both' | null } | null;
   amdResult: AmdVerdict | null;
   spoken: SpokenText[];
+  /** Attached audio forks (uuid_audio_fork). */
+  audioForks: Array<{ bugname: string; url: string; rate: number; state: string; framesSent: number }>;
+  /** What the simulated consumer said on this channel (numbers ending 40-49 with a fork). */
+  consumerSaid: ConsumerLine[];
   variables: Record<string, string>;
 }
 
@@ -178,6 +207,7 @@ const USAGE = {
   dtmf: '-USAGE: <uuid> <digits> [<duration_ms>]\n',
   speech: '-USAGE: <uuid> <text>\n',
   hangup: '-USAGE: <uuid> [cause]\n',
+  break: '-USAGE: <uuid> [all]\n',
   amd: '-USAGE: <uuid> [params]\n',
   inbound: '-USAGE: <from> <to> [<uuid>]\n',
   answer: '-USAGE: <uuid>\n',
@@ -192,6 +222,8 @@ export class SwitchCore {
   private readonly startedAt: number;
   private readonly channels = new Map<string, Channel>();
   private readonly spokenLog = new Map<string, SpokenText[]>();
+  private readonly consumerLog = new Map<string, ConsumerLine[]>();
+  private readonly modules: ReadonlySet<string>;
   /** Registrations, made only through the product's directory (registrar.ts). */
   readonly registrar: Registrar;
   /** Gateways of the external profile: the static default, and those fetched by startgw (gateways.ts). */
@@ -212,6 +244,7 @@ export class SwitchCore {
       fire: (subclass, headers) => this.opts.emit({ name: 'CUSTOM', subclass, headers: [...this.base('CUSTOM', subclass), ...headers] }),
     });
     this.gateways = new GatewayTable(opts.hostname);
+    this.modules = new Set([...MODULES, ...(opts.audioFork ? ['mod_audio_fork'] : [])]);
   }
 
   // ---------------------------------------------------------------- commands
@@ -305,7 +338,13 @@ export class SwitchCore {
       case 'echo':
         return rest;
       case 'module_exists':
-        return MODULES.has(argv[0] ?? '') ? 'true' : 'false';
+        return this.modules.has(argv[0] ?? '') ? 'true' : 'false';
+      case 'uuid_audio_fork':
+        if (!this.modules.has('mod_audio_fork')) return `-ERR ${name} Command not found!\n`;
+        return this.cmdAudioFork(rest);
+      case 'uuid_break':
+      case 'break':
+        return this.cmdBreak(rest);
       case 'sim_unregister':
         return this.cmdUnregister(argv);
       case 'sim_registrations':
@@ -375,6 +414,8 @@ export class SwitchCore {
       eavesdrop,
       amdResult: ch.amdResult ?? null,
       spoken: ch.spoken.map((t) => ({ ...t })),
+      audioForks: [...ch.forks.values()].map((f) => ({ bugname: f.bugname, url: f.url, rate: f.rate, state: f.state, framesSent: f.framesSent })),
+      consumerSaid: (ch.consumer?.said ?? []).map((l) => ({ ...l })),
       variables: Object.fromEntries(ch.vars),
     };
   }
@@ -384,13 +425,22 @@ export class SwitchCore {
     return (this.spokenLog.get(uuid) ?? []).map((t) => ({ ...t }));
   }
 
+  /** What the simulated consumer said on a channel, also after its hangup. */
+  consumerSaidTo(uuid: string): ConsumerLine[] {
+    return (this.consumerLog.get(uuid) ?? []).map((l) => ({ ...l }));
+  }
+
   snapshots(): ChannelSnapshot[] {
     return [...this.channels.keys()].map((u) => this.snapshot(u)!);
   }
 
   /** Drops every channel and timer without events (simulator shutdown). */
   reset(): void {
-    for (const ch of this.channels.values()) for (const t of ch.timers) this.opts.clock.clearTimeout(t);
+    for (const ch of this.channels.values()) {
+      for (const t of ch.timers) this.opts.clock.clearTimeout(t);
+      for (const f of ch.forks.values()) f.close();
+      ch.consumer?.stop();
+    }
     this.channels.clear();
     this.registrar.reset();
   }
@@ -476,11 +526,12 @@ export class SwitchCore {
     return h;
   }
 
-  private emitChannel(name: string, ch: Channel, extra: Array<[string, string]> = [], opts: { subclass?: string; other?: Channel } = {}): void {
+  private emitChannel(name: string, ch: Channel, extra: Array<[string, string]> = [], opts: { subclass?: string; other?: Channel; body?: string } = {}): void {
     this.opts.emit({
       name,
       subclass: opts.subclass,
       headers: [...this.base(name, opts.subclass), ...extra, ...this.channelData(ch, opts.other)],
+      body: opts.body,
     });
   }
 
@@ -588,6 +639,8 @@ export class SwitchCore {
       timers: new Set(),
       recordings: new Map(),
       spoken: [],
+      media: new Set(),
+      forks: new Map(),
     };
     this.channels.set(uuid, ch);
     this.peak = Math.max(this.peak, this.channels.size);
@@ -634,7 +687,7 @@ export class SwitchCore {
     result?.(true, ch.uuid);
     if (ch.phase !== 'answered') return;
     if (ch.kind === 'pstn') {
-      this.schedule(ch, this.opts.talkMs, () => this.hangup(ch, 'NORMAL_CLEARING', { disposition: 'recv_bye', sipStatus: 200 }));
+      ch.talkTimer = this.schedule(ch, this.opts.talkMs, () => this.hangup(ch, 'NORMAL_CLEARING', { disposition: 'recv_bye', sipStatus: 200 }));
     }
     const onAnswer = ch.vars.get('execute_on_answer') ?? '';
     if (/(^|[\s,])amd\b/i.test(onAnswer)) this.startAmd(ch);
@@ -663,6 +716,11 @@ export class SwitchCore {
     if (ch.phase === 'hangup') return;
     for (const t of ch.timers) this.opts.clock.clearTimeout(t);
     ch.timers.clear();
+    ch.media.clear();
+    // The media bug's CLOSE: each fork's websocket closes with no final text and no event.
+    for (const f of ch.forks.values()) f.close();
+    ch.forks.clear();
+    ch.consumer?.stop();
     for (const file of [...ch.recordings.keys()]) this.recordStop(ch, file);
     const wasAnswered = ch.phase === 'answered';
     const now = this.opts.clock.now();
@@ -764,6 +822,8 @@ export class SwitchCore {
       leg.vars.set('last_bridge_to', other.uuid);
     }
     this.emitChannel('CHANNEL_BRIDGE', a, [['Bridge-A-Unique-ID', a.uuid], ['Bridge-B-Unique-ID', b.uuid]]);
+    a.consumer?.bridged();
+    b.consumer?.bridged();
   }
 
   private park(ch: Channel): void {
@@ -812,13 +872,10 @@ export class SwitchCore {
       case 'sleep': {
         ch.app = { name: app, arg };
         this.execEvent('CHANNEL_EXECUTE', ch, app, arg, appUuid);
-        const { ms, response } = this.mediaApp(ch, app, arg);
-        const done = () => {
+        this.playMedia(ch, app, arg, (response) => {
           ch.vars.set('current_application_response', response);
           finish(response);
-        };
-        if (ms <= 0) done();
-        else this.schedule(ch, ms, done);
+        });
         return;
       }
       case 'set':
@@ -1122,14 +1179,11 @@ export class SwitchCore {
       }
       const appUuid = randomUUID();
       this.execEvent('CHANNEL_EXECUTE', leg, app, arg, appUuid);
-      const { ms, response } = this.mediaApp(leg, app, arg);
-      const complete = () => {
+      this.playMedia(leg, app, arg, (response) => {
         if (leg.phase === 'hangup') return;
         leg.vars.set('current_application_response', response);
         this.execEvent('CHANNEL_EXECUTE_COMPLETE', leg, app, arg, appUuid, response);
-      };
-      if (ms <= 0) complete();
-      else this.schedule(leg, ms, complete);
+      });
     }
     return '+OK Message queued\n';
   }
@@ -1159,6 +1213,140 @@ export class SwitchCore {
       default:
         return { ms: 0, response: '_none_' };
     }
+  }
+
+  /**
+   * Runs playback/speak/sleep for its length; `done` gets the application's response when it ends,
+   * whether it ran out or was broken (uuid_break, killAudio): mod_dptools answers a broken
+   * playback `FILE PLAYED` as a finished one (SWITCH_STATUS_BREAK), and speak and sleep set no
+   * response. A simulated consumer hears what is audible: a speak's text or a played file.
+   */
+  private playMedia(ch: Channel, app: string, arg: string, done: (response: string) => void): void {
+    const { ms, response } = this.mediaApp(ch, app, arg);
+    if (ms <= 0) {
+      done(response);
+      return;
+    }
+    const audible = app === 'speak' || app === 'playback';
+    const run: MediaRun = {
+      end: () => {
+        if (!ch.media.delete(run)) return;
+        this.cancel(ch, run.timer);
+        done(response);
+        if (audible) ch.consumer?.mediaEnded();
+      },
+    };
+    ch.media.add(run);
+    run.timer = this.schedule(ch, ms, run.end);
+    if (audible) ch.consumer?.mediaStarted(app === 'speak' ? (ch.spoken[ch.spoken.length - 1]?.text ?? '') : null);
+  }
+
+  /**
+   * `uuid_break <uuid> [all|both]`: ends what the channel is playing now (CF_BREAK, or stopping the
+   * broadcast). The simulator runs broadcasts at once instead of queueing them, so every playback,
+   * speak and sleep running on the channel ends; `all` (flush the queue) adds nothing. `both` also
+   * breaks the bridged partner.
+   */
+  private cmdBreak(rest: string): string {
+    if (rest === '') return USAGE.break;
+    const sp = rest.indexOf(' ');
+    const uuid = sp < 0 ? rest : rest.slice(0, sp);
+    const flag = sp < 0 ? '' : rest.slice(sp + 1);
+    const ch = this.live(uuid);
+    if (!ch) return NO_SUCH_CHANNEL;
+    this.breakMedia(ch);
+    if (flag.includes('both') && ch.bridge) {
+      const partner = this.live(ch.bridge.partner);
+      if (partner) this.breakMedia(partner);
+    }
+    return '+OK\n';
+  }
+
+  private breakMedia(ch: Channel): void {
+    for (const run of [...ch.media]) run.end();
+  }
+
+  /**
+   * `uuid_audio_fork` (mod_audio_fork's fork_function): start, stop, send_text, pause, resume. The
+   * module answers `-ERR Operation Failed` for every refusal. Modeled: mix type mono only (the
+   * channel's far end), rates 8k/16k or a multiple of 8000 Hz up to 64000, on an answered channel
+   * (no early media is modeled); graceful-shutdown is not modeled and refused.
+   */
+  private cmdAudioFork(rest: string): string {
+    const cmd = parseForkCommand(rest);
+    if (typeof cmd === 'string') return cmd;
+    const ch = this.live(cmd.uuid);
+    if (!ch) return FORK_FAILED;
+    switch (cmd.action) {
+      case 'start': {
+        const url = forkUrl(cmd.url);
+        const rate = forkRate(cmd.rate);
+        if (cmd.mix !== 'mono' || !url || !rate || ch.phase !== 'answered' || ch.forks.has(cmd.bugname)) return FORK_FAILED;
+        const username = ch.vars.get('MOD_AUDIO_BASIC_AUTH_USERNAME');
+        const fork = new AudioForkSession(ch.uuid, cmd.bugname, url, rate, cmd.metadata, {
+          clock: this.opts.clock,
+          emit: (subclass, body) => {
+            if (ch.phase !== 'hangup') this.emitChannel('CUSTOM', ch, [], { subclass, body });
+          },
+          breakMedia: () => this.breakMedia(ch),
+          render: (r, fromMs, count) => (ch.consumer ? ch.consumer.render(r, fromMs, count) : new Int16Array(count)),
+          basicAuth: username ? { username, password: ch.vars.get('MOD_AUDIO_BASIC_AUTH_PASSWORD') ?? '' } : undefined,
+          tempDir: this.opts.tempDir,
+        });
+        ch.forks.set(cmd.bugname, fork);
+        this.attachConsumer(ch, rate);
+        fork.connect();
+        return FORK_OK;
+      }
+      case 'stop': {
+        const fork = ch.forks.get(cmd.bugname);
+        if (!fork) return FORK_FAILED;
+        ch.forks.delete(cmd.bugname);
+        fork.close(cmd.text);
+        return FORK_OK;
+      }
+      case 'send_text': {
+        const fork = ch.forks.get(cmd.bugname);
+        if (!fork || cmd.text === undefined) return FORK_FAILED;
+        fork.sendText(cmd.text);
+        return FORK_OK;
+      }
+      case 'pause':
+      case 'resume': {
+        const fork = ch.forks.get(cmd.bugname);
+        if (!fork) return FORK_FAILED;
+        fork.setPaused(cmd.action === 'pause');
+        return FORK_OK;
+      }
+      default:
+        return FORK_FAILED;
+    }
+  }
+
+  /**
+   * A human-answered consumer number ending 40-49 with a fork attached is a simulated consumer
+   * (docs/simulated-consumer.md): it speaks its script into the fork and hangs up by its own rule
+   * instead of at talkMs.
+   */
+  private attachConsumer(ch: Channel, rate: number): void {
+    if (ch.consumer || ch.kind !== 'pstn' || ch.direction === 'inbound' || ch.outcome?.kind !== 'human') return;
+    const script = scriptFor(ch.destination);
+    if (!script) return;
+    this.cancel(ch, ch.talkTimer);
+    ch.talkTimer = undefined;
+    const log: ConsumerLine[] = [];
+    if (this.consumerLog.size >= SPOKEN_HISTORY) this.consumerLog.delete(this.consumerLog.keys().next().value!);
+    this.consumerLog.set(ch.uuid, log);
+    ch.consumer = new SimulatedConsumer(ch.uuid, script, rate, {
+      clock: this.opts.clock,
+      synthesize: this.opts.synthesize,
+      mediaRunning: () => ch.media.size > 0,
+      hangup: () => this.hangup(ch, 'NORMAL_CLEARING', { disposition: 'recv_bye', sipStatus: 200 }),
+      talkMs: this.opts.talkMs,
+      replyDelayMs: this.opts.consumerReplyMs,
+      patienceMs: this.opts.consumerPatienceMs,
+      onLine: (_uuid, line) => log.push({ ...line }),
+    });
   }
 
   /** Tone and silence streams always play; a file path plays only when the file exists (relative paths: the recordings folder). */
@@ -1443,6 +1631,8 @@ export class SwitchCore {
       timers: new Set(),
       recordings: new Map(),
       spoken: [],
+      media: new Set(),
+      forks: new Map(),
     };
     this.channels.set(uuid, ch);
     this.peak = Math.max(this.peak, this.channels.size);
