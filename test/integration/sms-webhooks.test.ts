@@ -22,6 +22,7 @@ const CUSTOMER = () => {
   customerSerial += 1;
   return `+1303555${String(1000 + Math.floor(customerSerial / 9) * 10 + (customerSerial % 9)).slice(-4)}`;
 };
+/** The number consumers text. No DID of any tenant here, so keyword replies come from the provider's default sender (null). */
 const OUR_NUMBER = '+13035550100';
 
 async function accountOf(tenant: ProvisionedTenant): Promise<string> {
@@ -83,8 +84,11 @@ const state = (tenant: ProvisionedTenant, phone: string) =>
     deliveries: await tx.webhookDelivery.findMany({ orderBy: { createdAt: 'asc' } }),
     inbound: await tx.smsMessage.findMany({ where: { direction: 'inbound', fromE164: phone }, orderBy: { recordedAt: 'asc' } }),
     audit: await tx.auditLog.findMany({ where: { action: { in: ['dnc.opted_out', 'dnc.opted_in'] } }, orderBy: { occurredAt: 'asc' } }),
-    // Transitions repeat the original's numbers but not its kind.
-    replies: await tx.smsMessage.findMany({ where: { direction: 'outbound', toE164: phone, fromE164: OUR_NUMBER }, orderBy: { recordedAt: 'asc' } }),
+    // Replies are the originals with a kind; their transitions repeat the numbers but not the kind.
+    replies: await tx.smsMessage.findMany({
+      where: { direction: 'outbound', toE164: phone, OR: [{ kind: { not: null } }, { correctsId: { not: null } }] },
+      orderBy: { recordedAt: 'asc' },
+    }),
   }));
 
 /** The keyword replies to `phone` with the status each reached (mock provider: sent). */
@@ -258,7 +262,7 @@ describe('inbound messages and keywords', () => {
       const [note] = await liveFor(s.inbound[0]!.id);
       expect(note).toMatchObject({ event: 'sms.optout', data: { from_e164: `***${from.slice(-4)}`, body_preview: null } });
       // One confirmation, through the provider the STOP came in by, although the number is now listed.
-      expect(await replies(tenant, from)).toEqual([{ kind: 'stop_confirmation', from: OUR_NUMBER, status: 'sent' }]);
+      expect(await replies(tenant, from)).toEqual([{ kind: 'stop_confirmation', from: null, status: 'sent' }]);
       // In the keyword's language.
       const spanish = ['ALTO', 'Parar', 'cancelar'].includes(word);
       expect(s.replies.find((r) => r.correctsId === null)?.body).toMatch(spanish ? /^Usted se dio de baja.*COMENZAR/ : /^You are unsubscribed.*START/);
@@ -306,7 +310,7 @@ describe('inbound messages and keywords', () => {
     expect(s.dnc).toEqual([]);
     expect(s.consents.every((c) => c.revokedAt === null)).toBe(true);
     expect(s.deliveries.filter((d) => d.eventId === s.inbound[0]!.id)).toEqual([]);
-    expect(await replies(tenant, from)).toEqual([{ kind: 'help_reply', from: OUR_NUMBER, status: 'sent' }]);
+    expect(await replies(tenant, from)).toEqual([{ kind: 'help_reply', from: null, status: 'sent' }]);
     const [reply] = (await state(tenant, from)).replies.filter((r) => r.correctsId === null);
     expect(reply!.body).toMatch(word === 'Ayuda' ? /^Mensajes sobre su cuenta.*ALTO/ : /^Account messages.*STOP/);
   });

@@ -8,6 +8,7 @@ import { recordKeywordOptIn, recordOptOut } from '../compliance/optout.repositor
 import { adapterFor } from '../sms/adapters';
 import { resolvedProviderOf, smsSendContext, type StoredProvider } from '../sms-providers/sms-provider.resolve';
 import type { SmsAdapterName } from '../sms/adapters/adapter';
+import { isActiveDidOfTenant } from '../dids/did.repository';
 import { insertTransition, type SmsRow } from '../sms/sms.repository';
 import { segmentInfo } from '../sms/segments';
 import { smsMessageView } from '../sms/sms.views';
@@ -159,6 +160,11 @@ async function recordInbound(deps: AppDeps, provider: WebhookProvider, m: Parsed
  * number must still get. It is its own ledger row (kind, client_ref derived from the inbound row,
  * so it is sent at most once) and best effort: a provider failure is recorded as a failed
  * transition and never turns the webhook's answer into an error (the inbound is already recorded).
+ * It comes from the number the keyword was sent to only when that is an active DID of the tenant
+ * (CONTRACT.md section 13), else from the provider's default sender: the tenant holds its
+ * provider's webhook secret, so a signed inbound could name any number as `to`, and the reply would
+ * otherwise text as another collector, through the deployment's own account when the provider is
+ * the deployment endpoint.
  */
 async function sendKeywordReply(deps: AppDeps, tenantId: string, inbound: SmsRow, reply: { kind: string; body: string }, log: Logger): Promise<void> {
   try {
@@ -169,23 +175,24 @@ async function sendKeywordReply(deps: AppDeps, tenantId: string, inbound: SmsRow
         [inbound.provider_id],
       );
       if (!p) return null;
+      const from = (await isActiveDidOfTenant(sql, inbound.to_e164)) ? inbound.to_e164 : null;
       const [row] = await sql.query<{ id: string }>(
         `INSERT INTO sms_messages (tenant_id, direction, status, from_e164, to_e164, body, segments, encoding, client_ref, provider_id,
            campaign_id, debt_id, consumer_ref, kind, occurred_at)
          VALUES (app_tenant_id(), 'outbound', 'queued', $1, $2, $3, $4, $5, $6, $7::uuid, $8::uuid, $9::uuid, $10, $11, now())
          ON CONFLICT (tenant_id, client_ref) WHERE corrects_id IS NULL AND client_ref IS NOT NULL DO NOTHING
          RETURNING id`,
-        [inbound.to_e164, inbound.from_e164, reply.body, seg.segments, seg.encoding, `${reply.kind}:${inbound.id}`, inbound.provider_id,
+        [from, inbound.from_e164, reply.body, seg.segments, seg.encoding, `${reply.kind}:${inbound.id}`, inbound.provider_id,
           inbound.campaign_id, inbound.debt_id, inbound.consumer_ref, reply.kind],
       );
-      return row ? { id: row.id, provider: p } : null;
+      return row ? { id: row.id, provider: p, from } : null;
     });
     if (!queued) return;
-    const { provider } = queued;
+    const { provider, from } = queued;
     const result = await adapterFor(provider.adapter)
       .send(
         resolvedProviderOf(deps, provider),
-        { to: inbound.from_e164!, from: inbound.to_e164, body: reply.body, messageId: queued.id },
+        { to: inbound.from_e164!, from, body: reply.body, messageId: queued.id },
         smsSendContext(deps),
       )
       .catch((err: unknown) => ({ accepted: false as const, errorCode: 'provider_unreachable', detail: (err as Error)?.message ?? 'error' }));
