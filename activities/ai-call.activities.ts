@@ -1,5 +1,5 @@
 import type { AppDeps } from '../src/deps';
-import type { CallRef } from '../src/modules/dialer/call-session.service';
+import type { AiCallActivities } from '../src/contracts/ai-call';
 import {
   beginAiCall,
   bridgeAiCallToHuman,
@@ -9,19 +9,18 @@ import {
   respondAiTurn,
   speakAiTurn,
 } from '../src/modules/ai-calls/ai-call.service';
+import { startAudioFork } from '../src/modules/ai-calls/audio-fork';
 
-/** The side effects of a live AI call: engine turns and their records, speech, handoff, metering. */
-export function createAiCallActivities(deps: AppDeps) {
+/** The side effects of a live AI call: the audio fork, engine turns and their records, speech, handoff, metering. */
+export function createAiCallActivities(deps: AppDeps): AiCallActivities {
   return {
-    beginAiCall: (ref: CallRef & { answeredAt: string }) => beginAiCall(deps, ref),
-    respondAiTurn: (ref: CallRef & { turn: number; utterance: string; at: string; answeredAt: string }) => respondAiTurn(deps, ref),
-    speakAiTurn: (ref: CallRef & { conversationId: string; turn: number }) => speakAiTurn(deps, ref),
-    endAiConversation: (ref: CallRef & { outcome: string; reason: string; goodbye: boolean; at: string; answeredAt: string | null }) =>
-      endAiConversation(deps, ref),
-    bridgeAiCallToHuman: (ref: CallRef & { agentId: string | null; extension: string | null }) => bridgeAiCallToHuman(deps, ref),
-    hangupAiCall: (ref: CallRef & { cause: string }) => hangupAiCall(deps, ref),
-    meterAiCall: (ref: CallRef & { answeredAt: string; endedAt: string }) => meterAiCall(deps, ref),
+    beginAiCall: (ref) => beginAiCall(deps, ref),
+    startAudioFork: (ref) => startAudioFork(deps, ref),
+    respondAiTurn: (ref) => respondAiTurn(deps, ref),
+    speakAiTurn: (ref) => speakAiTurn(deps, ref),
+    endAiConversation: (ref) => endAiConversation(deps, ref),
+    bridgeAiCallToHuman: (ref) => bridgeAiCallToHuman(deps, ref),
+    hangupAiCall: (ref) => hangupAiCall(deps, ref),
+    meterAiCall: (ref) => meterAiCall(deps, ref),
   };
 }
-
-export type AiCallActivities = ReturnType<typeof createAiCallActivities>;

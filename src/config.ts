@@ -71,6 +71,19 @@ const EnvSchema = z.object({
   // Speech that lasts this long while the AI is talking stops its turn (barge-in).
   SPEECH_BARGE_IN_MS: z.preprocess(blankAsUnset, z.coerce.number().int().min(20).max(2000).default(200)),
   SPEECH_TTS_WORDS_PER_MINUTE: z.preprocess(blankAsUnset, z.coerce.number().int().min(80).max(400).default(160)),
+  // The AI's audio gateway (docs/ai-calls.md): a websocket server in the worker that takes the
+  // consumer's leg from the switch's mod_audio_fork. Unset: this worker runs none.
+  AI_AUDIO_WS_PORT: z.preprocess(blankAsUnset, z.coerce.number().int().min(0).max(65_535).optional()),
+  // The gateway as the switch reaches it (ws:// or wss://; a balancer in front of the workers). Unset:
+  // no fork is started, and the switch's own recognizer must report each utterance as dd::speech.
+  AI_AUDIO_WS_URL: z.preprocess(blankAsUnset, z.string().regex(/^wss?:\/\/[^\s'"{}\\]+$/, 'a ws:// or wss:// URL').optional()),
+  // Signs every call's fork URL (HMAC-SHA256 of the call); shared by every worker.
+  AI_AUDIO_SECRET: z.preprocess(blankAsUnset, z.string().min(16, 'at least 16 characters').optional()),
+  // How long the switch has to connect a call's fork before the AI gives the call to a person.
+  AI_AUDIO_CONNECT_TIMEOUT_MS: z.preprocess(blankAsUnset, z.coerce.number().int().min(100).max(60_000).default(5000)),
+  // A recognition below this confidence (0..1) is asked again, AI_ASR_REPROMPTS times in a row at most.
+  AI_ASR_MIN_CONFIDENCE: z.preprocess(blankAsUnset, z.coerce.number().min(0).max(1).default(0.3)),
+  AI_ASR_REPROMPTS: z.preprocess(blankAsUnset, z.coerce.number().int().min(0).max(5).default(2)),
   EGRESS_ALLOWLIST: z.string().default(''),
   SMTP_URL: optionalString,
   MAIL_FROM: z.string().default('no-reply@dialer.invalid'),
@@ -213,6 +226,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // can read, and nobody would notice until a decrypt failed.
   if (e.NODE_ENV === 'production' && !e.APP_ENCRYPTION_KEY) {
     throw new Error('invalid environment: APP_ENCRYPTION_KEY must be set when NODE_ENV=production (the key that encrypts values at rest, shared by every host)');
+  }
+  if ((e.AI_AUDIO_WS_URL !== undefined || e.AI_AUDIO_WS_PORT !== undefined) && !e.AI_AUDIO_SECRET) {
+    throw new Error('invalid environment: AI_AUDIO_WS_URL and AI_AUDIO_WS_PORT need AI_AUDIO_SECRET (signs the switch audio stream URLs)');
   }
   const ownerDatabaseUrl = e.DATABASE_URL ?? localDatabaseUrl(e.LOCAL_DATABASE_ADDRESS);
   return {

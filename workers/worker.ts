@@ -5,6 +5,7 @@ import type { Client } from '@temporalio/client';
 import { startCallEventRelay } from '../src/modules/dialer/call-event.relay';
 import { startRegistrationRelay } from '../src/modules/switch-directory/registration.relay';
 import { startSupervisionLegRelay } from '../src/modules/supervision/supervision-leg.relay';
+import { runAudioGateway } from '../src/modules/ai-calls/audio-gateway';
 import type { EslManager } from '../src/switch/esl';
 import type { AppDeps } from '../src/deps';
 import type { ShutdownStep } from '../src/runtime';
@@ -72,6 +73,8 @@ function startSwitchRelays(deps: AppDeps, esl: EslManager, temporal: Client, tas
     startCallEventRelay({ esl, temporal, taskQueue, logger: deps.logger.child({ component: 'call-events' }), box: deps.box, db: deps.db }),
     startSupervisionLegRelay({ esl, temporal, taskQueue, logger: deps.logger.child({ component: 'supervision-legs' }) }),
     startRegistrationRelay({ esl, db: deps.db, logger: deps.logger.child({ component: 'registrations' }), temporal }),
+    // The AI's audio gateway, where AI_AUDIO_WS_PORT is set (docs/ai-calls.md).
+    runAudioGateway(deps, esl, temporal),
   ];
   return async () => {
     await Promise.all(stops.map((stop) => stop()));

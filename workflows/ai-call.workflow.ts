@@ -1,6 +1,5 @@
-import { condition, defineQuery, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
-import type { AiCallActivities } from '../activities/ai-call.activities';
-import type { AiTurnResult } from '../src/modules/ai-calls/ai-call.service';
+import { condition, defineQuery, defineSignal, patched, proxyActivities, setHandler } from '@temporalio/workflow';
+import type { AiCallActivities, AiCallInput, AiCallResult, AiCallState, AiCallStateQueryName, AiHangupSignalName, AiSpeech, AiSpeechSignalName, AiSpokenSignalName, AiStop, AiStopSignalName, AiTakeover, AiTakeoverSignalName, AiTurnResult } from '../src/contracts/ai-call';
 
 // Engine turns are one short transaction; the handoff waits for the person's leg to answer.
 const acts = proxyActivities<AiCallActivities>({
@@ -11,30 +10,17 @@ const acts = proxyActivities<AiCallActivities>({
 /** How long the closing line may take to play before the call is hung up anyway. */
 export const GOODBYE_WAIT_MS = 30_000;
 
-export interface AiCallInput {
-  tenantId: string;
-  callAttemptId: string;
-  callUuid: string;
-  answeredAt: string;
-}
-
-export interface AiCallResult {
-  outcome: string | null;
-  /** The agent the consumer was handed to (the call's final row names it and releases it). */
-  agentId: string | null;
-}
-
-/** One consumer utterance, as the switch's recognizer reported it. */
-export const aiSpeechSignal = defineSignal<[{ seq: string; text: string; at: string }]>('aiSpeech');
+/** One consumer utterance: from the switch's recognizer (dd::speech, via the call session) or the product's audio gateway. */
+export const aiSpeechSignal = defineSignal<[AiSpeech]>('aiSpeech' satisfies AiSpeechSignalName);
 /** A prompt the AI queued finished playing. */
-export const aiSpokenSignal = defineSignal('aiSpoken');
+export const aiSpokenSignal = defineSignal('aiSpoken' satisfies AiSpokenSignalName);
 /** The consumer leg is gone: stop at once, say nothing more. */
-export const aiHangupSignal = defineSignal<[{ at: string }]>('aiHangup');
+export const aiHangupSignal = defineSignal<[{ at: string }]>('aiHangup' satisfies AiHangupSignalName);
 /** The tenant's kill switch: hand off if a person is free, else say goodbye and hang up. */
-export const aiStopSignal = defineSignal<[{ reason: 'paused' }]>('aiStop');
+export const aiStopSignal = defineSignal<[AiStop]>('aiStop' satisfies AiStopSignalName);
 /** A person takes the call over (POST /v1/ai/conversations/{id}/takeover, already audited). */
-export const aiTakeoverSignal = defineSignal<[{ agentId: string | null; extension: string | null }]>('aiTakeover');
-export const aiCallStateQuery = defineQuery<{ phase: string; turns: number; outcome: string | null }>('aiCallState');
+export const aiTakeoverSignal = defineSignal<[AiTakeover]>('aiTakeover' satisfies AiTakeoverSignalName);
+export const aiCallStateQuery = defineQuery<AiCallState>('aiCallState' satisfies AiCallStateQueryName);
 
 /**
  * The AI side of one answered ai_voice call (id `ai-call:<tenant>:<call uuid>`, a child of the
@@ -47,11 +33,11 @@ export const aiCallStateQuery = defineQuery<{ phase: string; turns: number; outc
  */
 export async function aiCallWorkflow(input: AiCallInput): Promise<AiCallResult> {
   const ref = { tenantId: input.tenantId, callAttemptId: input.callAttemptId, callUuid: input.callUuid };
-  const utterances: Array<{ text: string; at: string }> = [];
+  const utterances: AiSpeech[] = [];
   const seen = new Set<string>();
   let hungUpAt: string | null = null;
-  let stop: { reason: 'paused' } | null = null;
-  let takeover: { agentId: string | null; extension: string | null } | null = null;
+  let stop: AiStop | null = null;
+  let takeover: AiTakeover | null = null;
   let played = 0;
   let queued = 0;
   let phase = 'greeting';
@@ -62,7 +48,7 @@ export async function aiCallWorkflow(input: AiCallInput): Promise<AiCallResult> 
   setHandler(aiSpeechSignal, (s) => {
     if (seen.has(s.seq)) return;
     seen.add(s.seq);
-    utterances.push({ text: s.text, at: s.at });
+    utterances.push(s);
   });
   setHandler(aiSpokenSignal, () => {
     played += 1;
@@ -85,9 +71,9 @@ export async function aiCallWorkflow(input: AiCallInput): Promise<AiCallResult> 
     await acts.speakAiTurn({ ...ref, conversationId: r.conversationId, turn: r.turn });
   };
   const waitForSpeech = () => condition(() => played >= queued || hungUpAt !== null, GOODBYE_WAIT_MS);
-  const end = async (o: string, reason: string, goodbye: boolean) => {
+  const end = async (o: string, reason: string, goodbye: boolean, identify = false) => {
     outcome ??= o;
-    const r = await acts.endAiConversation({ ...ref, outcome: o, reason, goodbye, at: now(), answeredAt: input.answeredAt });
+    const r = await acts.endAiConversation({ ...ref, outcome: o, reason, goodbye, at: now(), answeredAt: input.answeredAt, ...(identify ? { identify } : {}) });
     if (r.spoke) {
       queued += 1;
       await waitForSpeech();
@@ -110,6 +96,22 @@ export async function aiCallWorkflow(input: AiCallInput): Promise<AiCallResult> 
     outcome = begun.reason;
     if (!(await handToPerson({ agentId: null, extension: null }))) await finish('NORMAL_CLEARING');
     return { outcome, agentId };
+  }
+  // The consumer's leg reaches the audio gateway before the AI says anything (docs/ai-calls.md).
+  // A call the AI cannot hear goes to a person; with nobody free it names itself, says goodbye and
+  // ends: never an AI talking on without hearing the answers.
+  if (patched('ai-call-audio-20261128')) {
+    const fork = await acts.startAudioFork(ref);
+    if (fork.status === 'failed') {
+      phase = 'deaf';
+      if (hungUpAt) await end('completed', 'consumer_hung_up', false);
+      else if (await handToPerson({ agentId: null, extension: null })) await end('handoff', 'audio_unavailable', false);
+      else {
+        await end('completed', 'audio_unavailable', true, true);
+        await finish('NORMAL_CLEARING');
+      }
+      return { outcome, agentId };
+    }
   }
   await speak(begun);
   let last: AiTurnResult = begun;
@@ -164,7 +166,8 @@ export async function aiCallWorkflow(input: AiCallInput): Promise<AiCallResult> 
     }
     const u = utterances.shift()!;
     turns += 1;
-    const r = await acts.respondAiTurn({ ...ref, turn: turns, utterance: u.text, at: u.at, answeredAt: input.answeredAt });
+    const heard = u.confidence === undefined ? {} : { confidence: u.confidence, startMs: u.startMs, endMs: u.endMs };
+    const r = await acts.respondAiTurn({ ...ref, turn: turns, utterance: u.text, at: u.at, answeredAt: input.answeredAt, ...heard });
     if (!r) return { outcome, agentId };
     await speak(r);
     last = r;

@@ -2,7 +2,7 @@ import { condition, defineSignal, patched, proxyActivities, setHandler, startChi
 import type { DialerActivities } from '../activities/dialer.activities';
 import type { RecordingActivities } from '../activities/recording.activities';
 import type { CallContext } from '../src/modules/dialer/call-session.service';
-import type { AiCallActivities } from '../activities/ai-call.activities';
+import type { AiCallActivities } from '../src/contracts/ai-call';
 import { aiCallWorkflow, aiHangupSignal, aiSpeechSignal, aiSpokenSignal } from './ai-call.workflow';
 import { resolveKey } from './call-flow';
 import { aiCallWorkflowId } from './ids';

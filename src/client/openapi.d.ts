@@ -5654,7 +5654,7 @@ export interface components {
             /** Format: date-time */
             at: string;
             /** @enum {string} */
-            event: "originate" | "ringing" | "answered" | "amd" | "bridged" | "spoken" | "digit" | "recording_started" | "recording_stopped" | "transferred" | "hangup";
+            event: "originate" | "ringing" | "answered" | "amd" | "bridged" | "spoken" | "digit" | "recording_started" | "recording_stopped" | "transferred" | "hangup" | "heard" | "barge_in";
             /** @description amd: HUMAN, MACHINE or NOTSURE */
             verdict?: string;
             /** @description bridged, transferred: the agent on the line */
@@ -5664,8 +5664,14 @@ export interface components {
              * @enum {string}
              */
             purpose?: "seller_message" | "consent_notice" | "disclosure" | "tts_prompt" | "menu" | "ai_turn";
-            /** @description spoken: the words the switch said */
+            /** @description spoken: the words the switch said; heard: the words recognized, masked as the transcript masks them (absent once the transcript retention purged them) */
             text?: string;
+            /** @description heard: the recognizer's confidence, 0..1 (null: the switch's own recognizer reported no confidence) */
+            confidence?: number | null;
+            /** @description heard: where the utterance starts in the call's audio stream, in ms (null without the product's audio gateway) */
+            start_ms?: number | null;
+            /** @description heard: where it ends in the call's audio stream, in ms */
+            end_ms?: number | null;
             /** @description digit: the key pressed */
             digit?: string;
             /** @description hangup: the hangup cause */

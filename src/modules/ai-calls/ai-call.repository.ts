@@ -78,6 +78,12 @@ export interface TranscriptEntry {
   speaker: 'agent' | 'consumer';
   text: string;
   at_seconds: number;
+  /** A consumer line the product's recognizer heard: its confidence (0..1) and offsets in the call's audio stream. */
+  confidence?: number;
+  audio_start_ms?: number;
+  audio_end_ms?: number;
+  /** Below AI_ASR_MIN_CONFIDENCE: asked again, never given to the engine. */
+  low_confidence?: boolean;
 }
 
 /** The engine's state with the last turn it produced, so a retried turn answers the same without running twice. */
@@ -85,6 +91,8 @@ export interface StoredEngineState {
   turn: number;
   state: unknown;
   last: { say_count: number; outcome: string | null; handoff: boolean; ended: boolean };
+  /** Recognitions in a row asked again for low confidence (reset by one the engine took). */
+  reprompts?: number;
 }
 
 /** The call's conversation; a second insert for the same call uuid (a retried activity) finds the first. */

@@ -11,7 +11,6 @@ import {
   type ConsultConfig,
   type ConversationContext,
   type DebtFacts,
-  type EngineEvent,
   type HandoffRule,
   type PromiseEvent,
   type Turn,
@@ -43,22 +42,18 @@ import { AI_CALLBACK_DELAY_MS, billableMinutes, billableSeconds, DISPUTABLE_DEBT
 import { speakToCall, type SpeechPart } from '../call-events/call-speech.service';
 import { recordCallEvent } from '../call-events/call-event.service';
 import { openEngineState, openSpeech, sealEngineState } from './ai-speech.seal';
+import type { AiBeginResult, AiEndInput, AiTurnInput, AiTurnResult } from '../../contracts/ai-call';
+import { appendCallEvent } from '../call-events/call-event.repository';
+import { SCRIPT } from '../ai-engine/script';
 
 /** Days a spoken promise without a named date is due in. */
 export const AI_PROMISE_DUE_DAYS = 7;
 
-/** What the workflow needs of one engine turn: never the words or the engine state. */
-export interface AiTurnResult {
-  conversationId: string;
-  turn: number;
-  /** Whether the turn has something to say (speakAiTurn says its stored sentences). */
-  speaks: boolean;
-  outcome: string | null;
-  handoff: boolean;
-  ended: boolean;
-}
-
-export type AiBeginResult = ({ status: 'started'; maxSeconds: number } & AiTurnResult) | { status: 'refused'; reason: string; maxSeconds: number };
+/** Said after a recognition below AI_ASR_MIN_CONFIDENCE, after the script's "I didn't catch that". */
+const ASK_AGAIN: Record<'en' | 'es', string> = {
+  en: 'Could you please say that again?',
+  es: '¿Podría repetirlo, por favor?',
+};
 
 const GOODBYE: Record<'en' | 'es', string> = {
   en: 'I am sorry, I have to end this call now. Thank you for your time. Goodbye.',
@@ -148,7 +143,7 @@ function debtFactsOf(box: CryptoBox, f: AiCallFacts): DebtFacts {
   return debt;
 }
 
-function storedOf(turn: number, state: unknown, sayCount: number, outcome: string | null, events: EngineEvent[]): StoredEngineState {
+function storedOf(turn: number, state: unknown, sayCount: number, outcome: string | null, events: ReadonlyArray<{ type: string }>): StoredEngineState {
   const handoff = events.some((e) => e.type === 'handoff');
   return { turn, state, last: { say_count: sayCount, outcome, handoff, ended: outcome !== null } };
 }
@@ -174,10 +169,7 @@ interface AfterCommit {
  * `turn` numbers the utterances of the call: a retry of a turn already stored answers the stored
  * result.
  */
-export async function respondAiTurn(
-  deps: AppDeps,
-  ref: CallRef & { turn: number; utterance: string; at: string; answeredAt: string },
-): Promise<AiTurnResult | null> {
+export async function respondAiTurn(deps: AppDeps, ref: AiTurnInput): Promise<AiTurnResult | null> {
   const after: AfterCommit = { promise: null, callback: null };
   const result = await withTenantSql(deps.db, ref.tenantId, async (sql) => {
     const row = await selectConversationByCall(sql, ref.callUuid, true);
@@ -187,13 +179,22 @@ export async function respondAiTurn(
     const at = new Date(ref.at);
     const elapsed = elapsedOf(ref.answeredAt, at);
     const utterance = openSpeech(deps.box, ref.utterance);
+    const heard = heardOf(utterance, ref, elapsed);
+    await appendCallEvent(sql, ref.callAttemptId, {
+      event: 'heard',
+      at,
+      data: { ai_conversation_id: row.id, turn: ref.turn, text: heard.text, confidence: ref.confidence ?? null, start_ms: ref.startMs ?? null, end_ms: ref.endMs ?? null },
+      dedupKey: `heard:${ref.turn}`,
+    });
     const state = openEngineState(deps.box, row.engine_state.state as RuleEngineState);
+    const unsure = ref.confidence !== undefined && ref.confidence < deps.config.AI_ASR_MIN_CONFIDENCE;
+    if (unsure) {
+      const stored = await lowConfidenceTurn(deps, sql, row.id, row.engine_state, state, heard, ref, elapsed);
+      return resultOf(row.id, stored);
+    }
     const turn = ruleBasedEngine.respond(state, utterance, elapsed);
     const stored = storedOf(ref.turn, sealEngineState(deps.box, turn.state), turn.say.length, turn.outcome, turn.events);
-    const transcript: TranscriptEntry[] = [
-      { speaker: 'consumer', text: maskConsumerText(utterance), at_seconds: elapsed },
-      ...turn.say.map((text) => ({ speaker: 'agent' as const, text, at_seconds: elapsed })),
-    ];
+    const transcript: TranscriptEntry[] = [heard, ...turn.say.map((text) => ({ speaker: 'agent' as const, text, at_seconds: elapsed }))];
     await appendTurn(sql, row.id, { transcript, events: turn.events, engineState: stored, outcome: turn.outcome, end: stored.last.ended && !stored.last.handoff });
     const call = await selectCallDebt(sql, ref.callAttemptId);
     if (call) Object.assign(after, await landTurn(sql, ref, row.id, call, turn, at));
@@ -202,6 +203,69 @@ export async function respondAiTurn(
   if (after.promise) await startPromiseDeadline(deps, ref.tenantId, after.promise.id, after.promise.promisedDate);
   if (after.callback) await scheduleRequestedCallback(deps, ref, after.callback);
   return result;
+}
+
+/**
+ * The consumer's line of the transcript: the words masked (maskConsumerText), with the
+ * recognizer's confidence and the utterance's offsets in the call's audio when the product's
+ * gateway heard it.
+ */
+function heardOf(utterance: string, ref: AiTurnInput, elapsed: number): TranscriptEntry {
+  const line: TranscriptEntry = { speaker: 'consumer', text: maskConsumerText(utterance), at_seconds: elapsed };
+  if (ref.confidence !== undefined) line.confidence = ref.confidence;
+  if (ref.startMs !== undefined) line.audio_start_ms = ref.startMs;
+  if (ref.endMs !== undefined) line.audio_end_ms = ref.endMs;
+  return line;
+}
+
+/**
+ * A recognition the engine must not act on (below AI_ASR_MIN_CONFIDENCE): a "yes" misheard is a
+ * promise nobody made. The consumer is asked again, AI_ASR_REPROMPTS times in a row at most; after
+ * that the call goes to a person as the agent's human_requested rule hands off (a transfer: a
+ * question about a person would be misheard too), and with nobody free the workflow says goodbye.
+ * The engine's own state is kept as it was: the utterance never reached it.
+ */
+async function lowConfidenceTurn(
+  deps: AppDeps,
+  sql: SqlTx,
+  conversationId: string,
+  previous: StoredEngineState,
+  state: RuleEngineState,
+  heard: TranscriptEntry,
+  ref: AiTurnInput,
+  elapsed: number,
+): Promise<StoredEngineState> {
+  const language = state.context?.language === 'es' ? 'es' : 'en';
+  const lines = SCRIPT[language];
+  const asked = previous.reprompts ?? 0;
+  const sealed = sealEngineState(deps.box, state);
+  if (asked < deps.config.AI_ASR_REPROMPTS) {
+    const say = [lines.reprompt, ASK_AGAIN[language]];
+    const stored: StoredEngineState = { ...storedOf(ref.turn, sealed, say.length, null, []), reprompts: asked + 1 };
+    await appendTurn(sql, conversationId, {
+      transcript: [{ ...heard, low_confidence: true }, ...say.map((text) => ({ speaker: 'agent' as const, text, at_seconds: elapsed }))],
+      events: [{ type: 'asked_again', reason: 'low_confidence', confidence: ref.confidence, count: asked + 1 }],
+      engineState: stored,
+      outcome: null,
+      end: false,
+    });
+    return stored;
+  }
+  const rule = state.rules.find((r) => r.trigger === 'human_requested');
+  const events = [
+    { type: 'handoff', rule_id: rule?.rule_id ?? null, trigger: 'low_confidence', action: 'transfer', severity: rule?.severity ?? 'hard' },
+    { type: 'end', outcome: 'handoff', reason: 'handoff' },
+  ];
+  const ended: RuleEngineState = { ...state, phase: 'ended', outcome: 'handoff', offer: null, handoff: null };
+  const stored: StoredEngineState = { ...storedOf(ref.turn, sealEngineState(deps.box, ended), 1, 'handoff', events), reprompts: asked };
+  await appendTurn(sql, conversationId, {
+    transcript: [{ ...heard, low_confidence: true }, { speaker: 'agent', text: lines.transfer, at_seconds: elapsed }],
+    events,
+    engineState: stored,
+    outcome: 'handoff',
+    end: false,
+  });
+  return stored;
 }
 
 /** The effects of one engine turn inside its transaction; answers what is left for after the commit. */
@@ -377,26 +441,31 @@ export async function speakAiTurn(deps: AppDeps, ref: CallRef & { conversationId
  * Ends a conversation still open with `outcome` (kill switch, ceiling, consumer gone). With
  * `goodbye` the polite closing line is stored as a turn and played; answers whether it was.
  */
-export async function endAiConversation(
-  deps: AppDeps,
-  ref: CallRef & { outcome: string; reason: string; goodbye: boolean; at: string; answeredAt: string | null },
-): Promise<{ spoke: boolean; conversationId: string | null }> {
+export async function endAiConversation(deps: AppDeps, ref: AiEndInput): Promise<{ spoke: boolean; conversationId: string | null }> {
   const result = await withTenantSql(deps.db, ref.tenantId, async (sql) => {
     const row = await selectConversationByCall(sql, ref.callUuid, true);
-    if (!row) return { spoke: false, conversationId: null, turn: 0, goodbye: '' };
+    if (!row) return { spoke: false, conversationId: null, turn: 0, parts: [] as SpeechPart[] };
     const elapsed = ref.answeredAt ? elapsedOf(ref.answeredAt, new Date(ref.at)) : 0;
     const language = (row.engine_state?.state as { context?: { language?: 'en' | 'es' } } | null)?.context?.language ?? 'en';
     const turn = (row.engine_state?.turn ?? 0) + 1;
-    const say = ref.goodbye && row.status === 'active' ? [{ speaker: 'agent' as const, text: GOODBYE[language], at_seconds: elapsed }] : [];
+    const data = { ai_conversation_id: row.id, turn };
+    const parts: SpeechPart[] = [];
+    if (ref.goodbye && row.status === 'active') {
+      // Nothing was said before (the call cannot be heard): an artificial voice names itself first.
+      const disclosure = ref.identify ? (await selectAiCallFacts(sql, ref.callAttemptId))?.disclosure_text?.trim() : undefined;
+      if (disclosure) parts.push({ purpose: 'disclosure', text: disclosure, data });
+      parts.push({ purpose: 'ai_turn', text: GOODBYE[language], data });
+    }
+    const say = parts.map((p) => ({ speaker: 'agent' as const, text: p.text, at_seconds: elapsed }));
     const closed = await closeConversation(sql, ref.callUuid, ref.outcome, [{ type: 'end', outcome: ref.outcome, reason: ref.reason }], say);
     if (closed && row.engine_state) {
       await sql.query(`UPDATE ai_conversations SET engine_state = jsonb_set(engine_state, '{turn}', to_jsonb($2::int)) WHERE id = $1`, [row.id, turn]);
     }
     if (!closed) await stampConversationEnd(sql, ref.callUuid);
-    return { spoke: closed && say.length > 0, conversationId: row.id, turn, goodbye: GOODBYE[language] };
+    return { spoke: closed && say.length > 0, conversationId: row.id, turn, parts };
   });
   if (result.spoke && result.conversationId) {
-    await speakToCall(deps, ref, [{ purpose: 'ai_turn', text: result.goodbye, data: { ai_conversation_id: result.conversationId, turn: result.turn } }]).catch(() => undefined);
+    await speakToCall(deps, ref, result.parts).catch(() => undefined);
   }
   return { spoke: result.spoke, conversationId: result.conversationId };
 }

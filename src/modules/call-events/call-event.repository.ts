@@ -12,7 +12,11 @@ export type CallEventName =
   | 'recording_started'
   | 'recording_stopped'
   | 'transferred'
-  | 'hangup';
+  | 'hangup'
+  /** A consumer utterance the AI acted on: the words masked as its transcript masks them. */
+  | 'heard'
+  /** The consumer spoke over the AI, which stopped its turn. */
+  | 'barge_in';
 
 /** Why the product said something to the consumer. */
 export type SpokenPurpose = 'seller_message' | 'consent_notice' | 'disclosure' | 'tts_prompt' | 'menu' | 'ai_turn';

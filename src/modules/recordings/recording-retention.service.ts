@@ -2,6 +2,7 @@ import type { AppDeps } from '../../deps';
 import { appendAuditSql } from '../../lib/audit';
 import { withTenantSql } from '../../lib/tenancy';
 import { listPurgeDue, lockIfStillDue, markAudioPurged } from './recording-retention.repository';
+import { purgeDueTranscripts } from '../ai-calls/ai-transcript-retention';
 
 export interface PurgeResult {
   purged: number;
@@ -9,6 +10,8 @@ export interface PurgeResult {
   skipped: number;
   /** The listing was full: more rows may be due. */
   more: boolean;
+  /** AI calls whose words were purged at their recording's horizon (ai-transcript-retention.ts). */
+  transcriptsPurged: number;
 }
 
 /**
@@ -17,6 +20,7 @@ export interface PurgeResult {
  * audio_purged_at is set and recording.audio_purged audited; the metadata row stays as evidence.
  * A store failure leaves that row due for the next pass (deleting an absent object succeeds, so a
  * repeat is harmless); the other rows are still worked, then the failure is thrown for a retry.
+ * The words of AI calls due at the same horizon are purged in the same pass.
  */
 export async function purgeDueRecordings(deps: AppDeps, input: { limit: number }): Promise<PurgeResult> {
   const due = await listPurgeDue(deps.db.pool, input.limit);
@@ -47,6 +51,8 @@ export async function purgeDueRecordings(deps: AppDeps, input: { limit: number }
       failure ??= err instanceof Error ? err : new Error(String(err));
     }
   }
+  // After the recordings: a recording purged in this pass has its call's words purged in the same one.
+  const transcripts = await purgeDueTranscripts(deps, input.limit);
   if (failure) throw failure;
-  return { purged, skipped, more: due.length === input.limit };
+  return { purged, skipped, more: due.length === input.limit || transcripts.more, transcriptsPurged: transcripts.purged };
 }

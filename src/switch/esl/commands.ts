@@ -246,6 +246,33 @@ export interface SwitchCommands {
   simulateDtmf(uuid: string, digits: string): Promise<void>;
   /** Simulator only: the far end says `text` (a CUSTOM dd::speech event). */
   simulateSpeech(uuid: string, text: string): Promise<void>;
+  /** Whether the switch has the module loaded (`module_exists mod_<name>`). */
+  moduleLoaded(name: string): Promise<boolean>;
+  /**
+   * Streams the leg's audio to a websocket (mod_audio_fork, buildAudioForkStart); the module reports
+   * CUSTOM `mod_audio_fork::connect` or `mod_audio_fork::connect_failed`.
+   */
+  startAudioFork(uuid: string, p: AudioForkParams): Promise<void>;
+  stopAudioFork(uuid: string): Promise<void>;
+  /** Stops what the leg is playing or speaking (`uuid_break`; `all` also drops what is queued). */
+  breakMedia(uuid: string, all?: boolean): Promise<void>;
+}
+
+export interface AudioForkParams {
+  url: string;
+  sampleRate: '8k' | '16k';
+  /** Sent by the module as the socket's first text frame: one line, no spaces (JSON.stringify has none). */
+  metadata: string;
+}
+
+const WS_URL_RE = /^wss?:\/\/[^\s'"{}\\]{1,1024}$/;
+
+/** `uuid_audio_fork <uuid> start <url> mono <8k|16k> <metadata>` (drachtio's mod_audio_fork, the consumer's leg only). */
+export function buildAudioForkStart(uuid: string, p: AudioForkParams): string {
+  assertUuid(uuid);
+  check(WS_URL_RE.test(p.url), 'audio fork url');
+  check(/^[^\s'\\]{1,1024}$/.test(p.metadata), 'audio fork metadata');
+  return `uuid_audio_fork ${uuid} start ${p.url} mono ${p.sampleRate} ${p.metadata}`;
 }
 
 /** What the switch's `speak` application says: the TTS engine (a loaded module, `mod_<engine>`), its voice and the text. */
@@ -468,6 +495,21 @@ export function createSwitchCommands(esl: EslManager, defaults: SwitchCommandsOp
       assertUuid(uuid);
       check(/^[^\r\n]{1,2000}$/.test(text) && text.trim() !== '', 'speech text');
       await run(`sim_speech ${uuid} ${text}`);
+    },
+    async moduleLoaded(name) {
+      check(/^mod_[a-z0-9_]{1,60}$/.test(name), 'module name');
+      return (await esl.api(`module_exists ${name}`)).trim() === 'true';
+    },
+    async startAudioFork(uuid, p) {
+      await run(buildAudioForkStart(uuid, p));
+    },
+    async stopAudioFork(uuid) {
+      assertUuid(uuid);
+      await run(`uuid_audio_fork ${uuid} stop`);
+    },
+    async breakMedia(uuid, all = false) {
+      assertUuid(uuid);
+      await run(`uuid_break ${uuid}${all ? ' all' : ''}`);
     },
   };
 }

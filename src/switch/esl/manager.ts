@@ -57,6 +57,10 @@ export const ESL_EVENTS: readonly string[] = [
   'sofia::unregister',
   'sofia::expire',
   'dd::speech',
+  // The consumer's audio stream to the AI's audio gateway (docs/ai-calls.md).
+  'mod_audio_fork::connect',
+  'mod_audio_fork::connect_failed',
+  'mod_audio_fork::disconnect',
 ];
 
 export interface EslLogger {
