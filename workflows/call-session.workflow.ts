@@ -116,12 +116,13 @@ export async function callSessionWorkflow(input: CallSessionInput): Promise<{ di
   // The consumer waits at most the abandonment window for an agent, counted from the answer or,
   // for a menu's transfer, from the key press: a caller who listened to the menu for a while
   // and then asks for someone must not be abandoned at once because the answer is long past.
-  const connect = async (since: string | null) => {
+  const connect = async (since: string | null, transferFrom?: 'menu') => {
     const result = await acts.connectAgent({
       ...ref,
       windowStartMs: Date.parse(since ?? new Date().toISOString()),
       agentDomain: input.agentDomain,
       agentId: input.agentId,
+      ...(transferFrom ? { transferFrom } : {}),
     });
     if (result.status === 'connected') {
       agentId = result.agentId;
@@ -211,7 +212,7 @@ export async function callSessionWorkflow(input: CallSessionInput): Promise<{ di
         } else if (interactive && outcome.kind === 'action') {
           awaitingKey = false;
           if (outcome.action === 'hangup') await hangup();
-          else await connect(event.at);
+          else await connect(event.at, 'menu');
         } else if (interactive && outcome.kind === 'submenu' && c.campaignId) {
           menuPath = outcome.path;
           awaitingKey = true;

@@ -51,8 +51,8 @@ export async function inboundCallWorkflow(input: InboundCallInput): Promise<Inbo
   let recording: InboundRecordingStart | null = null;
   const gone = () => hangup !== null;
 
-  const connect = async (extension: string | null) => {
-    const result = await acts.connectInboundAgent({ ...ref, extension });
+  const connect = async (extension: string | null, transferFrom?: 'menu') => {
+    const result = await acts.connectInboundAgent({ ...ref, extension, ...(transferFrom ? { transferFrom } : {}) });
     if (result.status === 'connected') {
       agentId = result.agentId;
       outcome = 'answered';
@@ -78,7 +78,7 @@ export async function inboundCallWorkflow(input: InboundCallInput): Promise<Inbo
         await acts.optOutInboundCaller({ ...ref, digit: key.digit, at: key.at });
         break;
       }
-      if (next.kind === 'action' && next.action === 'transfer_agent') return connect(null);
+      if (next.kind === 'action' && next.action === 'transfer_agent') return connect(null, 'menu');
       if (next.kind === 'action') break;
       if (next.kind === 'submenu') path = next.path;
     }

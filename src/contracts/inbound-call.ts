@@ -70,7 +70,7 @@ export interface InboundActivities {
    * Rings the seat the route names (its sip_extension) or, with none, any reachable seat, and
    * bridges it to the caller; records the conversation when the caller matched a debt.
    */
-  connectInboundAgent(ref: InboundCallRef & { extension: string | null }): Promise<{ status: 'connected'; agentId: string } | { status: 'no_agent' | 'gone' }>;
+  connectInboundAgent(ref: InboundCallRef & { extension: string | null; transferFrom?: 'menu' }): Promise<{ status: 'connected'; agentId: string } | { status: 'no_agent' | 'gone' }>;
   /** Says the route's menu prompt (the campaign menu engine's shape). */
   speakInboundMenu(ref: InboundCallRef & { text: string }): Promise<void>;
   /** The campaign menu an ivr route names (dest_ref), or null. */

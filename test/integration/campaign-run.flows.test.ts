@@ -386,6 +386,12 @@ describe('call flows of a campaign run against the switch simulator', () => {
       await stopCampaign(env, tenant, campaignId);
       env.rig.sim.remoteHangup(call.call_uuid);
       expect(await finalRow(env, tenant, campaignId, call.id)).toMatchObject({ disposition: 'answered_human', agent_id: agentId });
+      // The timeline: the key, then the transfer to the agent, then the bridge.
+      const timeline = await timelineOf(env, tenant, call.call_uuid, (t) => t.some((e) => e.event === 'hangup'));
+      const order = timeline.map((e) => e.event);
+      expect(timeline.filter((e) => e.event === 'transferred')).toEqual([expect.objectContaining({ from: 'menu', agent_id: agentId })]);
+      expect(order.indexOf('digit')).toBeLessThan(order.indexOf('transferred'));
+      expect(order.indexOf('transferred')).toBeLessThan(order.indexOf('bridged'));
     } finally {
       hangUpLeftovers(env, watch);
       watch.close();

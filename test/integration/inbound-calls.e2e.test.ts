@@ -112,6 +112,8 @@ describe('inbound calls', () => {
     const names = timeline.map((t) => t.event);
     expect(names).toEqual(expect.arrayContaining(['answered', 'recording_started', 'bridged', 'recording_stopped', 'hangup']));
     expect(timeline.find((t) => t.event === 'bridged')).toMatchObject({ agent_id: seat.agentId });
+    // An agent route rings its seat directly: nothing is transferred.
+    expect(names).not.toContain('transferred');
 
     // The recording is captured as for any call of the debt.
     const recording = await waitFor(
@@ -170,6 +172,7 @@ describe('inbound calls', () => {
     expect(timeline.filter((t) => t.event === 'spoken').map((t) => t.purpose)).toEqual(['menu']);
     expect(timeline.filter((t) => t.event === 'digit').map((t) => t.digit)).toEqual(['2']);
     expect(timeline.find((t) => t.event === 'bridged')).toMatchObject({ agent_id: seat.agentId });
+    expect(timeline.filter((t) => t.event === 'transferred')).toEqual([expect.objectContaining({ from: 'menu', agent_id: seat.agentId })]);
   });
 
   it('a queue route with the tenant flag off ends the leg unanswered, and inbound calls never count toward 7-in-7', async () => {

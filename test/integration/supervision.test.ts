@@ -207,6 +207,11 @@ describe('supervision of live calls against the switch simulator', () => {
     expect(rig.sim.channel(takeoverLeg)!.bridgedTo).toBe(callId);
     await gone(agentLeg);
     await gone(bargeLeg);
+    // The call's timeline records the hand-over to the supervisor (listen, whisper and barge hand over nothing).
+    const timeline: Array<{ event: string } & Record<string, unknown>> = (await app.request('GET', `/v1/calls/${callId}`, { token: tenant.apiKey })).body.timeline;
+    expect(timeline.filter((e) => e.event === 'transferred')).toEqual([
+      expect.objectContaining({ from: 'agent', to: 'supervisor', supervisor_agent_id: sup.id, supervisor_ext: sup.ext, leg_uuid: takeoverLeg }),
+    ]);
 
     rows = await supervisionRows(tenant, callId);
     expect(rows.map((r) => [r.action, r.payload.outcome ?? null])).toEqual([

@@ -222,7 +222,13 @@ async function resumeBridge(deps: AppDeps, commands: SwitchCommands, ref: CallRe
  */
 export async function connectAgent(
   deps: AppDeps,
-  ref: CallRef & { windowStartMs: number; agentDomain: string | null; agentId: string | null },
+  ref: CallRef & {
+    windowStartMs: number;
+    agentDomain: string | null;
+    agentId: string | null;
+    /** 'menu': the consumer asked for an agent with a menu key; the bridge is a transfer on the timeline. */
+    transferFrom?: 'menu';
+  },
 ): Promise<ConnectResult> {
   const commands = switchCommands(deps, ref.agentDomain);
   const call: CallRef = { tenantId: ref.tenantId, callAttemptId: ref.callAttemptId, callUuid: ref.callUuid };
@@ -261,6 +267,14 @@ export async function connectAgent(
       }
       // Outside the try: the consumer and the agent are talking, whatever the write does.
       if (bridged) {
+        if (ref.transferFrom) {
+          await recordCallEvent(deps, ref.tenantId, ref.callAttemptId, {
+            event: 'transferred',
+            at: bridged.at,
+            data: { from: ref.transferFrom, agent_id: bridged.agentId },
+            dedupKey: `transferred:${ref.transferFrom}`,
+          }).catch((err: unknown) => deps.logger.warn({ err: (err as Error).message, call_id: ref.callUuid }, 'transfer not written to the call timeline'));
+        }
         await recordBridgeConversation(deps, commands, call, bridged.agentId, bridged.at, false);
         return { status: 'connected', agentId: bridged.agentId, agentLegUuid: bridged.agentLegUuid };
       }

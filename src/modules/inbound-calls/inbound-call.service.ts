@@ -88,7 +88,7 @@ async function setPresence(sql: SqlTx, agentId: string, callAttemptId: string, p
  */
 export async function connectInboundAgent(
   deps: AppDeps,
-  ref: InboundCallRef & { extension: string | null },
+  ref: InboundCallRef & { extension: string | null; transferFrom?: 'menu' },
 ): Promise<{ status: 'connected'; agentId: string } | { status: 'no_agent' | 'gone' }> {
   const commands = switchCommands(deps);
   const only = ref.extension === null ? null : await withTenantSql(deps.db, ref.tenantId, (sql) => agentIdByExtension(sql, ref.extension!));
@@ -123,6 +123,15 @@ export async function connectInboundAgent(
         await recordCallConversation(sql, { callAttemptId: ref.callAttemptId, source: 'inbound', occurredAt: bridgedAt, evidence: { agent_id: agent.id, call_uuid: ref.callUuid } });
       }
     });
+    // A menu key that asked for a person makes the bridge a transfer on the timeline.
+    if (ref.transferFrom) {
+      await recordCallEvent(deps, ref.tenantId, ref.callAttemptId, {
+        event: 'transferred',
+        at: bridgedAt,
+        data: { from: ref.transferFrom, agent_id: agent.id },
+        dedupKey: `transferred:${ref.transferFrom}`,
+      }).catch((err: unknown) => deps.logger.warn({ err: (err as Error).message, call_id: ref.callUuid }, 'transfer not written to the call timeline'));
+    }
     await recordCallEvent(deps, ref.tenantId, ref.callAttemptId, { event: 'bridged', at: bridgedAt, data: { agent_id: agent.id }, dedupKey: `bridged:${agent.id}` });
     return { status: 'connected', agentId: agent.id };
   }

@@ -3,6 +3,7 @@ import type { AppDeps } from '../../deps';
 import { appendAuditSql, type ActorType, type AuditEntry } from '../../lib/audit';
 import { withTenantSql, type SqlTx } from '../../lib/tenancy';
 import { createSwitchCommands, EslCommandError, EslUnavailableError, type SwitchCommands } from '../../switch/esl';
+import { recordCallEvent } from '../call-events/call-event.service';
 import { bridgedAgentLeg } from '../call-control/call-control.switch';
 import { activateSession, failSession, replaceSession, requestRowId } from './supervision.repository';
 import { commandFor, type SupervisionCommand, type SupervisionMode } from './supervision.rules';
@@ -237,5 +238,15 @@ export async function runSupervision(deps: AppDeps, input: SupervisionInput): Pr
   }).catch((e: unknown) =>
     deps.logger.error({ err: (e as Error).message, call_id: callUuid, mode, session_id: input.sessionId }, 'supervision outcome could not be written; the leg is up'),
   );
+  // A takeover hands the consumer to another person: the call's timeline says so (CONTRACT section
+  // 11). Written apart from the audit, so a failure here never costs the outcome row.
+  if (mode === 'takeover') {
+    await recordCallEvent(deps, tenantId, input.callAttemptId, {
+      event: 'transferred',
+      at: startedAt,
+      data: { from: 'agent', to: 'supervisor', supervisor_agent_id: input.supervisor.agentId, supervisor_ext: input.supervisor.extension, leg_uuid: legUuid },
+      dedupKey: `transferred:supervision:${input.sessionId}`,
+    }).catch((e: unknown) => deps.logger.error({ err: (e as Error).message, call_id: callUuid, session_id: input.sessionId }, 'takeover not written to the call timeline'));
+  }
   return { legUuid, startedAt: startedAt.toISOString(), requestAuditId };
 }
