@@ -26,6 +26,7 @@ import { nextLeadDueAt, nextSeatFreeAt } from './next-wake.repository';
 import { billingRefusal } from '../billing/billing.service';
 import { dialableSeatSql } from '../agents/agent.repository';
 import { campaignTrunk, ensureGateway, type Trunk } from '../carriers/carrier-gateway';
+import { activeElsewhereSql } from '../dids/did.repository';
 
 /** After a placed attempt the debt rests this long before the loop dials it again. */
 export const REDIAL_AFTER_MS = 4 * 3600 * 1000;
@@ -93,9 +94,15 @@ export async function readCampaign(sql: SqlTx, campaignId: string): Promise<Camp
  * The caller ids this tick may present: the ACTIVE DIDs of caller_id_pool (re-resolved every tick,
  * so a quarantined number stops at once), or the legacy caller_ids when the pool is empty. An
  * empty result for a non-empty pool means every DID is parked: the campaign dials nothing.
+ * A legacy caller id another tenant has since made its active DID is left out (CONTRACT.md section
+ * 13): it was checked when the campaign was written, but a number nobody held then may be claimed
+ * later. With every one left out the campaign presents what a campaign without caller_ids does.
  */
 export async function callerIds(sql: SqlTx, campaign: CampaignRow): Promise<string[] | null> {
-  if (campaign.caller_id_pool.length === 0) return campaign.caller_ids;
+  if (campaign.caller_id_pool.length === 0) {
+    const taken = new Set(await activeElsewhereSql(sql, campaign.caller_ids));
+    return taken.size ? campaign.caller_ids.filter((e164) => !taken.has(e164)) : campaign.caller_ids;
+  }
   const rows = await sql.query<{ e164: string }>(`SELECT e164 FROM dids WHERE id = ANY ($1::uuid[]) AND status = 'active' ORDER BY e164`, [
     campaign.caller_id_pool,
   ]);
