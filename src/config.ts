@@ -104,6 +104,8 @@ const EnvSchema = z.object({
   // How often the worker deletes expired rate_limits windows.
   RATE_LIMIT_PRUNE_INTERVAL_MS: z.preprocess(blankAsUnset, z.coerce.number().int().min(100).max(86_400_000).default(300_000)),
   LOG_LEVEL: z.string().default('info'),
+  // A revocation written by another process must hold within a second (issue 20), so a second is the ceiling.
+  CREDENTIAL_CACHE_TTL_MS: z.preprocess(blankAsUnset, z.coerce.number().int().min(0).max(1000).default(1000)),
   PASSWORD_PBKDF2_ITERATIONS: z.preprocess(blankAsUnset, z.coerce.number().int().min(1000).default(210_000)),
   // How often the billing pass evaluates every tenant with billing on (alerts, cap, prepaid funds, rollover).
   BILLING_ENFORCEMENT_INTERVAL_MS: z.preprocess(blankAsUnset, z.coerce.number().int().min(100).max(3_600_000).default(60_000)),

@@ -1,5 +1,7 @@
 import type { Client as TemporalClient } from '@temporalio/client';
 import type { Config } from './config';
+import type { ResolvedCredential } from './lib/auth';
+import type { CredentialCache } from './lib/credential-cache';
 import type { CryptoBox } from './lib/crypto-box';
 import type { Database } from './lib/db';
 import type { Resolver } from './lib/egress';
@@ -29,6 +31,8 @@ export interface AppDeps {
   objectStore: ObjectStore;
   /** Signs the local store's /files URLs; null when the store is S3 (it presigns its own). */
   fileSigner: UrlSigner | null;
+  /** Resolved bearers kept for at most CREDENTIAL_CACHE_TTL_MS; absent: every request resolves in PostgreSQL. */
+  credentials?: CredentialCache<ResolvedCredential>;
   /** The embedded simulator's browser softphones (SIM_AUTO_REGISTER); absent where browsers register themselves. */
   softphones?: BrowserSoftphones;
 }

@@ -7,6 +7,7 @@ import type { Client as TemporalClient } from '@temporalio/client';
 import { createApp } from './app';
 import type { Config } from './config';
 import type { AppDeps } from './deps';
+import { createCredentialCache } from './lib/auth';
 import { CryptoBox } from './lib/crypto-box';
 import { createDatabase } from './lib/db';
 import { systemResolver, type Resolver } from './lib/egress';
@@ -89,6 +90,7 @@ export async function createDeps(config: Config, logger: Logger, temporal: Tempo
     rateLimits: new RateLimits(db.pool),
     mailer: createMailer({ smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, box, logger }),
     decoyPasswordHash: await createDecoyHash(config.PASSWORD_PBKDF2_ITERATIONS),
+    credentials: createCredentialCache(config.CREDENTIAL_CACHE_TTL_MS),
   };
 }
 

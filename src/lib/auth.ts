@@ -1,6 +1,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import type { AppDeps } from '../deps';
 import { clientAddressOf } from './client-address';
+import { CredentialCache } from './credential-cache';
 import type { AppEnv, Principal } from './context';
 import { forbidden, rateLimited, unauthorized } from './errors';
 import { classifyBearer, safeEqual, sha256Hex } from './tokens';
@@ -14,9 +15,16 @@ export function bearerToken(c: Context): string | null {
   return match?.[1] ?? null;
 }
 
-interface ResolvedCredential {
+export interface ResolvedCredential {
   principal: Principal;
   tenantStatus: string;
+  /** When the credential stops being valid by itself (a session's expiry), epoch ms. */
+  notAfter?: number;
+}
+
+/** The per-process cache of resolved bearers (CREDENTIAL_CACHE_TTL_MS). */
+export function createCredentialCache(ttlMs: number): CredentialCache<ResolvedCredential> {
+  return new CredentialCache<ResolvedCredential>({ ttlMs });
 }
 
 type Resolver = (deps: AppDeps, tokenHash: string) => Promise<ResolvedCredential | null>;
@@ -32,8 +40,8 @@ const resolvers: Partial<Record<'dd_' | 'ddu_' | 'ddw_', Resolver>> = {
     return { principal: { kind: 'api_key', tenantId: row.tenant_id, apiKeyId: row.api_key_id }, tenantStatus: row.tenant_status };
   },
   async ddu_(deps, tokenHash) {
-    const { rows } = await deps.db.pool.query<{ session_id: string; user_id: string; tenant_id: string; tenant_status: string }>(
-      'SELECT session_id, user_id, tenant_id, tenant_status FROM auth_resolve_session($1)',
+    const { rows } = await deps.db.pool.query<{ session_id: string; user_id: string; tenant_id: string; tenant_status: string; expires_at: Date }>(
+      'SELECT session_id, user_id, tenant_id, tenant_status, expires_at FROM auth_resolve_session($1)',
       [tokenHash],
     );
     const row = rows[0];
@@ -41,6 +49,7 @@ const resolvers: Partial<Record<'dd_' | 'ddu_' | 'ddw_', Resolver>> = {
     return {
       principal: { kind: 'user', tenantId: row.tenant_id, userId: row.user_id, sessionId: row.session_id },
       tenantStatus: row.tenant_status,
+      notAfter: row.expires_at.getTime(),
     };
   },
   async ddw_(deps, tokenHash) {
@@ -63,8 +72,37 @@ export async function resolveBearer(deps: AppDeps, token: string | null): Promis
   const kind = classifyBearer(token);
   const resolver = kind ? resolvers[kind] : undefined;
   if (!resolver) return null;
-  // Every lookup hits the database: revocation is effective on the very next request.
-  return resolver(deps, sha256Hex(token));
+  const tokenHash = sha256Hex(token);
+  // A widget token's lookup also records its use (and its seat's session may end at any moment), so
+  // it is resolved every time; keys and dashboard sessions are kept for the cache's second.
+  const cache = kind === 'ddw_' ? undefined : deps.credentials;
+  const cached = cache?.get(tokenHash);
+  if (cached) return cached;
+  const resolved = await resolver(deps, tokenHash);
+  if (resolved) cache?.set(tokenHash, resolved.principal.tenantId, resolved, resolved.notAfter);
+  return resolved;
+}
+
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * A write request may have revoked, suspended or disabled what a cached credential rests on (a key
+ * deleted, a session logged out, a password changed, a user or agent disabled, a tenant suspended
+ * by the operator): once it has run, this process forgets the credentials it could have touched, so
+ * the next request of any client of this process is judged by the database. `tenantId` null: the
+ * request had no tenant bearer (auth and operator routes), so every tenant's are forgotten.
+ */
+export async function forgetCredentialsAfterWrite(deps: AppDeps, c: Context, tenantId: string | null, next: () => Promise<unknown>): Promise<void> {
+  if (READS.has(c.req.method) || !deps.credentials) {
+    await next();
+    return;
+  }
+  try {
+    await next();
+  } finally {
+    if (tenantId) deps.credentials.forgetTenant(tenantId);
+    else deps.credentials.clear();
+  }
 }
 
 /** Tenant bearer authentication for the /v1 surface. */
@@ -75,7 +113,7 @@ export function authenticate(deps: AppDeps): MiddlewareHandler<AppEnv> {
     if (resolved.tenantStatus !== 'active') throw forbidden('tenant is suspended');
     c.set('principal', resolved.principal);
     c.set('logger', c.get('logger').child({ tenant_id: resolved.principal.tenantId, principal: resolved.principal.kind }));
-    await widgetAllowlist(c, next);
+    await forgetCredentialsAfterWrite(deps, c, resolved.principal.tenantId, () => widgetAllowlist(c, next));
   };
 }
 

@@ -1,5 +1,5 @@
 import type { Database } from '../../lib/db';
-import { withTenantSql, type SqlTx } from '../../lib/tenancy';
+import { readAsTenant, type SqlTx } from '../../lib/tenancy';
 import type { TenantRecord } from './tenant.views';
 
 // Aliases match the Prisma model's field names so both paths share one view.
@@ -16,9 +16,7 @@ const TENANT_COLUMNS = `
 
 /** The tenant row, read on nearly every request (GET /v1/me): plain SQL, one statement. */
 export async function findTenantById(db: Database, tenantId: string): Promise<TenantRecord | null> {
-  const rows = await withTenantSql(db, tenantId, (sql) =>
-    sql.query<TenantRecord>(`SELECT ${TENANT_COLUMNS} FROM tenants WHERE id = $1`, [tenantId]),
-  );
+  const rows = await readAsTenant<TenantRecord>(db, tenantId, `SELECT ${TENANT_COLUMNS} FROM tenants WHERE id = current_setting('app.tenant_id')::uuid`);
   return rows[0] ?? null;
 }
 
