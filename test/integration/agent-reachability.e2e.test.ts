@@ -206,7 +206,28 @@ describe('reachable seats only', () => {
     await app.request('POST', `/v1/campaigns/${c.id}/stop`, { token: tenant.apiKey });
   });
 
-  it('a registration that expires unrefreshed makes the seat unreachable for the loop and for /dial', async () => {
+  it('a registration that expires mid-campaign (sofia::expire) stops dialing for the seat', async () => {
+    const tenant = await provisionTenant(app);
+    const seat = await checkInSeat(app, tenant);
+    const c = await campaign(tenant, 'progressive', [40, 41, 42, 43, 44, 45]);
+    await start(tenant, c.id);
+    expect(await heldBackForSeats(tenant, c.id, 2)).toBe(0);
+
+    // Registered for four seconds and never refreshed: a call (ring 1 s, talk 4 s) goes out meanwhile.
+    await registerSeat(app, rig, tenant, seat, 4);
+    await waitFor(async () => ((await calls(tenant, c.id)).originals.length > 0 ? true : undefined), 30_000, 'a call while the seat is registered');
+    await agentRegistered(app, tenant, seat.agentId, false);
+    expect(rig.sim.registrations().some((r) => r.startsWith(`${seat.extension}@`))).toBe(false);
+
+    const dialed = await heldBackForSeats(tenant, c.id);
+    expect(dialed).toBeGreaterThan(0);
+    const { originals } = await calls(tenant, c.id);
+    expect(originals).toHaveLength(dialed);
+    expect(originals.length).toBeLessThan(c.debtIds.length);
+    await app.request('POST', `/v1/campaigns/${c.id}/stop`, { token: tenant.apiKey });
+  });
+
+  it('a registration that expires unrefreshed makes the seat unreachable for /dial, named or not', async () => {
     const tenant = await provisionTenant(app);
     const seat = await checkInSeat(app, tenant);
     await registerSeat(app, rig, tenant, seat, 1);
