@@ -209,7 +209,7 @@ describe('reachable seats only', () => {
   it('a registration that expires mid-campaign (sofia::expire) stops dialing for the seat', async () => {
     const tenant = await provisionTenant(app);
     const seat = await checkInSeat(app, tenant);
-    const c = await campaign(tenant, 'progressive', [40, 41, 42, 43, 44, 45]);
+    const c = await campaign(tenant, 'progressive', [50, 51, 52, 53, 54, 55]);
     await start(tenant, c.id);
     expect(await heldBackForSeats(tenant, c.id, 2)).toBe(0);
 
