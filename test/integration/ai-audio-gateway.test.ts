@@ -69,7 +69,7 @@ function connect(url: string, protocol = AUDIO_FORK_SUBPROTOCOL): Promise<{ ws: 
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, protocol);
     const received: string[] = [];
-    ws.on('message', (data) => received.push(String(data)));
+    ws.on('message', (data: Buffer) => received.push(data.toString('utf8')));
     ws.once('open', () => resolve({ ws, received }));
     ws.once('unexpected-response', (_req, res) => reject(new Error(`refused ${res.statusCode}`)));
     ws.once('error', reject);
