@@ -295,3 +295,22 @@ it('44: the consumer talking over the AI stops its turn (barge-in on the timelin
   await finalRow(t, call);
   await stop(t, call.campaignId);
 });
+
+it('48: mumbling the recognizer cannot make out is asked about twice, then handed to a person', async () => {
+  const t = await aiTenant();
+  const [seat] = await seatAgents(app, rig, t.tenant, 1);
+  const call = await dial(t, 48, {});
+  const conv = await waitConversation(t, call.uuid, (c) => c.status === 'ended', 'the handoff', 120_000);
+  expect(conv.outcome).toBe('handoff');
+  expect(conv.events.filter((e) => e.type === 'asked_again').map((e) => e.count)).toEqual([1, 2]);
+  expect(conv.events.find((e) => e.type === 'handoff')).toMatchObject({ trigger: 'low_confidence', action: 'transfer' });
+  // Nothing it heard reached the rule engine: no identity, no verification, no offer.
+  expect(conv.events.map((e) => e.type).filter((x) => ['identity_confirmed', 'verified', 'offer', 'reprompt'].includes(x))).toEqual([]);
+  const heard = conv.transcript.filter((l) => l.speaker === 'consumer');
+  expect(heard).toHaveLength(3);
+  for (const l of heard) expect(l).toMatchObject({ low_confidence: true });
+  await waitFor(() => Promise.resolve(rig.sim.channel(call.uuid)?.bridgedTo ? true : undefined), 30_000, 'the bridge');
+  rig.sim.remoteHangup(call.uuid);
+  expect(await finalRow(t, call)).toMatchObject({ ai_used: true, agent_id: seat });
+  await stop(t, call.campaignId);
+});

@@ -57,7 +57,7 @@ function refuse(socket: Socket, status: string): void {
  * (audio-fork.ts) and the socket the `audio.drachtio.org` subprotocol; anything else is refused
  * before the upgrade. Per call: the first text frame is the fork's metadata (the language), then
  * binary frames of 16-bit little-endian mono PCM at 8 kHz go to a recognition stream of this
- * worker's recognizer; each utterance is delivered (the AI workflow's aiSpeech signal through
+ * worker's recognizer; each utterance (one without words as confidence 0) is delivered (the AI workflow's aiSpeech signal through
  * Temporal, so any worker's workflow code handles it) with its confidence and audio offsets, in
  * order. Speech over the AI's turn (barge-in) sends `killAudio` on the socket and stops the turn.
  * Neither the words nor the audio are logged or kept: the audio lives only in the stream's buffers.
@@ -194,14 +194,15 @@ class ForkSession {
 
   private onUtterance(u: Utterance): void {
     const words = u.text.trim();
-    if (words === '') return;
-    const text = this.language === 'en' ? spokenNumbersToDigits(words) : words;
+    // Speech the recognizer made no words of is still a turn of the consumer's: delivered as
+    // nothing heard (confidence 0), so the AI asks again instead of waiting in silence.
+    const text = words === '' ? '' : this.language === 'en' ? spokenNumbersToDigits(words) : words;
     const streamStart = this.firstFrameAt ?? this.connectedAt;
     const speech: AiSpeech = {
       seq: `fork:${this.connectedAt}:${Math.round(u.startMs)}`,
       text: this.opts.seal(text.slice(0, MAX_SPEECH_CHARS)),
       at: new Date(Math.min(Date.now(), streamStart + u.endMs)).toISOString(),
-      confidence: Math.round(u.confidence * 1000) / 1000,
+      confidence: words === '' ? 0 : Math.round(u.confidence * 1000) / 1000,
       startMs: Math.round(u.startMs),
       endMs: Math.round(u.endMs),
     };
