@@ -986,6 +986,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/stats/abandonment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Abandonment rate per campaign over a window (default the trailing 30 days)
+         * @description Design addition (47 CFR 64.1200(a)(7): at most 3 % of the calls a person answers abandoned, per campaign
+         *     over 30 days). Counted from the CDR: outbound calls of a campaign placed in [from, to) whose engine outcome was answered_human
+         *     (connected to an agent within 2 s) or abandoned (no agent in time; the seller message was spoken). The run's own
+         *     stats.pacing.abandonment_rate is the last 200 such calls of the running run, which is what pacing adapts to; this is the
+         *     record across runs and restarts. The window is half-open, [from, to), by the call's start. Defaults: `to` is now; `from`
+         *     is 00:00Z of the date 29 days before the window's last date, so the default is the trailing 30 UTC dates ending today. At most
+         *     366 dates; `from` after `to` or a longer window is 422 unprocessable; a bad RFC 3339 timestamp is 400 bad_request.
+         */
+        get: operations["getAbandonmentStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/reports/violations-prevented": {
         parameters: {
             query?: never;
@@ -5338,6 +5364,39 @@ export interface components {
                     number_reassigned: number;
                     tenant_policy: number;
                 };
+            }[];
+        };
+        AbandonmentStats: {
+            /**
+             * Format: date-time
+             * @description Start of the window as applied (inclusive)
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description End of the window as applied (exclusive)
+             */
+            to: string;
+            /**
+             * Format: uuid
+             * @description The campaign filter, or null for every campaign
+             */
+            campaign_id: string | null;
+            /** @description One entry per campaign with at least one call a person answered in the window, by campaign id */
+            by_campaign: {
+                /**
+                 * Format: uuid
+                 * @description The campaign
+                 */
+                campaign_id: string;
+                /** @description Calls of the window a person answered: connected plus abandoned */
+                human_answered: number;
+                /** @description Answered by a person and connected to an agent in time (engine outcome answered_human) */
+                connected: number;
+                /** @description Answered by a person with no agent on the line within 2 s (engine outcome abandoned) */
+                abandoned: number;
+                /** @description abandoned / human_answered, 0 to 1, a decimal string with 4 decimal places; null when no person answered */
+                abandonment_rate: string | null;
             }[];
         };
         ViolationsPreventedReport: {
@@ -11453,6 +11512,69 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BlockedStats"];
+                };
+            };
+            /** @description Malformed input (bad_request) or a domain-rule violation (invalid) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Suspended tenant or principal outside its scope (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Shape fine, semantics broken */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAbandonmentStats: {
+        parameters: {
+            query?: {
+                /** @description Start of the window (RFC 3339, inclusive); default 00:00Z 29 days before the last date of the window */
+                from?: string;
+                /** @description End of the window (RFC 3339, exclusive); default now */
+                to?: string;
+                /** @description Only this campaign. An unknown or foreign campaign gives an empty by_campaign, never 404. Omitted: every campaign. */
+                campaign_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Per campaign */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AbandonmentStats"];
                 };
             };
             /** @description Malformed input (bad_request) or a domain-rule violation (invalid) */

@@ -275,6 +275,7 @@ describe('reachable seats only', () => {
 describe('two-second connect', () => {
   let tenant: ProvisionedTenant;
   let seat: CheckedInSeat;
+  let abandonedCampaign: string;
 
   beforeAll(async () => {
     tenant = await provisionTenant(app);
@@ -334,6 +335,11 @@ describe('two-second connect', () => {
       (await createMetrics().registry.getSingleMetric(name)!.get()).values.find((v) => v.labels.campaign_id === c.id)?.value ?? 0;
     expect(await perCampaign('dialer_calls_abandoned_total')).toBe(1);
     expect(await perCampaign('dialer_calls_connected_total')).toBe(0);
+    // And the 30-day per-campaign figure from the CDR.
+    const figure = await app.request('GET', `/v1/stats/abandonment?campaign_id=${c.id}`, { token: tenant.apiKey });
+    expect(figure.status).toBe(200);
+    expect(figure.body.by_campaign).toEqual([{ campaign_id: c.id, human_answered: 1, connected: 0, abandoned: 1, abandonment_rate: '1.0000' }]);
+    abandonedCampaign = c.id;
     await app.request('POST', `/v1/campaigns/${c.id}/stop`, { token: tenant.apiKey });
   });
 
@@ -352,5 +358,25 @@ describe('two-second connect', () => {
     );
     expect(final).toMatchObject({ disposition: 'answered_human', agent_id: seat.agentId });
     await app.request('POST', `/v1/campaigns/${c.id}/stop`, { token: tenant.apiKey });
+
+    // The 30-day figure, every campaign of the tenant: this one connected, the slow leg's abandoned.
+    const figure = await app.request('GET', '/v1/stats/abandonment', { token: tenant.apiKey });
+    expect(figure.status).toBe(200);
+    expect(figure.body.campaign_id).toBeNull();
+    expect(Date.parse(figure.body.to) - Date.parse(figure.body.from)).toBeGreaterThan(29 * 24 * 3600_000);
+    expect(figure.body.by_campaign).toEqual(
+      expect.arrayContaining([
+        { campaign_id: c.id, human_answered: 1, connected: 1, abandoned: 0, abandonment_rate: '0.0000' },
+        { campaign_id: abandonedCampaign, human_answered: 1, connected: 0, abandoned: 1, abandonment_rate: '1.0000' },
+      ]),
+    );
+    expect(figure.body.by_campaign).toHaveLength(2);
+    // A window after the calls holds none; another tenant sees none of them; from after to is 422.
+    const later = new Date(Date.now() + 60_000).toISOString();
+    expect((await app.request('GET', `/v1/stats/abandonment?from=${encodeURIComponent(later)}`, { token: tenant.apiKey })).status).toBe(422);
+    const empty = await app.request('GET', `/v1/stats/abandonment?from=${encodeURIComponent(later)}&to=${encodeURIComponent(later)}`, { token: tenant.apiKey });
+    expect(empty.body.by_campaign).toEqual([]);
+    const other = await provisionTenant(app);
+    expect((await app.request('GET', `/v1/stats/abandonment?campaign_id=${c.id}`, { token: other.apiKey })).body.by_campaign).toEqual([]);
   });
 });

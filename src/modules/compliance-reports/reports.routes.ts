@@ -5,10 +5,14 @@ import { requireManagement } from '../../lib/auth';
 import { notFound } from '../../lib/errors';
 import { createRouter, errorResponses, IdParam, jsonContent, z } from '../../lib/openapi';
 import { acceptsOver, ARTIFACT_HASH_HEADER, sha256Hex } from './artifact';
+import { abandonmentStats } from './abandonment-stats.service';
 import { blockedStats } from './blocked-stats.service';
+import { MAX_WINDOW_DAYS } from './report-window';
 import { canonicalJson } from '../../lib/canonical-json';
 import { buildDefensePacket, MAX_PROOF_LINKS, PACKET_VERSION, recordPacketGenerated } from './defense-packet.service';
 import {
+  AbandonmentStatsQuery,
+  AbandonmentStatsSchema,
   BlockedStatsQuery,
   BlockedStatsSchema,
   DefensePacketSchema,
@@ -60,6 +64,27 @@ dates without refusals included. ${WINDOW_DESCRIPTION}`,
       responses: { 200: jsonContent(BlockedStatsSchema, 'Counts'), ...errorResponses(400, 401, 403, 422) },
     }),
     async (c) => c.json(await blockedStats(deps, c.get('principal').tenantId, c.req.valid('query')), 200),
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/stats/abandonment',
+      tags: ['Stats'],
+      security,
+      middleware,
+      summary: 'Abandonment rate per campaign over a window (default the trailing 30 days)',
+      description: `Design addition (47 CFR 64.1200(a)(7): at most 3 % of the calls a person answers abandoned, per campaign
+over 30 days). Counted from the CDR: outbound calls of a campaign placed in [from, to) whose engine outcome was answered_human
+(connected to an agent within 2 s) or abandoned (no agent in time; the seller message was spoken). The run's own
+stats.pacing.abandonment_rate is the last 200 such calls of the running run, which is what pacing adapts to; this is the
+record across runs and restarts. The window is half-open, [from, to), by the call's start. Defaults: \`to\` is now; \`from\`
+is 00:00Z of the date 29 days before the window's last date, so the default is the trailing 30 UTC dates ending today. At most
+${MAX_WINDOW_DAYS} dates; \`from\` after \`to\` or a longer window is 422 unprocessable; a bad RFC 3339 timestamp is 400 bad_request.`,
+      request: { query: AbandonmentStatsQuery },
+      responses: { 200: jsonContent(AbandonmentStatsSchema, 'Per campaign'), ...errorResponses(400, 401, 403, 422) },
+    }),
+    async (c) => c.json(await abandonmentStats(deps, c.get('principal').tenantId, c.req.valid('query')), 200),
   );
 
   app.openapi(

@@ -5,6 +5,7 @@ import { CompliancePolicySchema } from '../compliance/compliance.policy';
 import { GATE_CHAIN, type Gate } from '../compliance/compliance.types';
 import { GateSchema } from '../compliance/compliance.schemas';
 import { MAX_WINDOW_DAYS } from './report-window';
+import { PACING_DECIMALS, RATE_PATTERN } from '../campaigns/campaign-stats.view';
 import { REPORT_ROW_LIMIT } from './violations-report.service';
 import { MAX_PROOF_LINKS } from './defense-packet.service';
 
@@ -83,6 +84,42 @@ export const BlockedStatsSchema = z
       .openapi({ description: 'One entry per UTC date of the window, oldest first, including dates without refusals' }),
   })
   .openapi('BlockedStats');
+
+// ---------------------------------------------------------------------------------------------
+// GET /v1/stats/abandonment
+
+export const AbandonmentStatsQuery = z.object({
+  from: windowFields.from,
+  to: windowFields.to,
+  campaign_id: z
+    .string()
+    .regex(UUID_RE, 'must be a UUID')
+    .optional()
+    .openapi({ format: 'uuid', description: 'Only this campaign. An unknown or foreign campaign gives an empty by_campaign, never 404. Omitted: every campaign.' }),
+});
+
+export const AbandonmentStatsSchema = z
+  .object({
+    from: dateTime('Start of the window as applied (inclusive)'),
+    to: dateTime('End of the window as applied (exclusive)'),
+    campaign_id: uuid('The campaign filter, or null for every campaign').nullable(),
+    by_campaign: z
+      .array(
+        z.object({
+          campaign_id: uuid('The campaign'),
+          human_answered: z.number().int().min(0).openapi({ description: 'Calls of the window a person answered: connected plus abandoned' }),
+          connected: z.number().int().min(0).openapi({ description: 'Answered by a person and connected to an agent in time (engine outcome answered_human)' }),
+          abandoned: z.number().int().min(0).openapi({ description: 'Answered by a person with no agent on the line within 2 s (engine outcome abandoned)' }),
+          abandonment_rate: z
+            .string()
+            .regex(RATE_PATTERN)
+            .nullable()
+            .openapi({ description: `abandoned / human_answered, 0 to 1, a decimal string with ${PACING_DECIMALS} decimal places; null when no person answered` }),
+        }),
+      )
+      .openapi({ description: 'One entry per campaign with at least one call a person answered in the window, by campaign id' }),
+  })
+  .openapi('AbandonmentStats');
 
 // ---------------------------------------------------------------------------------------------
 // GET /v1/reports/violations-prevented

@@ -132,6 +132,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   // Statistics
   'GET /v1/stats/summary': 'getSummaryStats',
   'GET /v1/stats/blocked': 'getBlockedStats',
+  'GET /v1/stats/abandonment': 'getAbandonmentStats',
   'GET /v1/stats/promises': 'getPromiseStats',
   'GET /v1/stats/penetration': 'getPenetrationStats',
   'GET /v1/stats/capacity': 'getCapacityStats',
