@@ -26,10 +26,10 @@ export const aiCallStateQuery = defineQuery<AiCallState>('aiCallState' satisfies
  * The AI side of one answered ai_voice call (id `ai-call:<tenant>:<call uuid>`, a child of the
  * call session, which relays the consumer's speech and the hang-up). Greets through the engine,
  * then one engine turn per utterance, each spoken as it is stored. A durable timer holds the
- * tenant's ai_max_call_seconds_effective from the answer as a hard ceiling: at it the call is hung
- * up whatever is going on (outcome max_duration). Ends when the engine ends (after its last words
- * played), on a handoff (bridged to a person, or a goodbye when nobody is free), on the kill
- * switch, on a takeover or when the consumer hangs up.
+ * tenant's ai_max_call_seconds_effective from the answer as a hard ceiling: at it the AI says its
+ * closing line and the call is hung up whatever is going on (outcome max_duration). Ends when the
+ * engine ends (after its last words played), on a handoff (bridged to a person, or a goodbye when
+ * nobody is free), on the kill switch, on a takeover or when the consumer hangs up.
  */
 export async function aiCallWorkflow(input: AiCallInput): Promise<AiCallResult> {
   const ref = { tenantId: input.tenantId, callAttemptId: input.callAttemptId, callUuid: input.callUuid };
@@ -144,7 +144,8 @@ export async function aiCallWorkflow(input: AiCallInput): Promise<AiCallResult> 
     }
     if (!woke) {
       phase = 'ceiling';
-      await end('max_duration', 'ceiling', false);
+      // The closing line is said before the hang-up (billing stops at the ceiling all the same).
+      await end('max_duration', 'ceiling', patched('ai-call-audio-20261128'));
       await finish('ALLOTTED_TIMEOUT');
       return { outcome, agentId };
     }

@@ -6,7 +6,7 @@ import { withTenantSql } from '../../src/lib/tenancy';
 import { speakableText } from '../../src/switch/esl';
 import { aiCallWorkflowId, promiseWorkflowId } from '../../workflows/ids';
 import { daytimePrefix, numberEnding, runWorker, seatAgents, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
-import { provisionTenant, startTestApp, type ProvisionedTenant, type TestApp } from '../helpers/harness';
+import { ADMIN_TOKEN, provisionTenant, startTestApp, type ProvisionedTenant, type TestApp } from '../helpers/harness';
 import { recordWorkflowHistories } from '../helpers/workflow-histories';
 
 /**
@@ -74,8 +74,9 @@ interface AiTenant {
   agentId: string;
 }
 
-async function aiTenant(): Promise<AiTenant> {
+async function aiTenant(extra: Record<string, unknown> = {}): Promise<AiTenant> {
   const tenant = await provisionTenant(app, { tier: 'growth', voice_ai_enabled: true });
+  if (Object.keys(extra).length) expect((await app.request('PATCH', `/v1/admin/tenants/${tenant.tenantId}`, { token: ADMIN_TOKEN, body: extra })).status).toBe(200);
   const disclosure = await app.request('PUT', '/v1/artificial-voice-disclosure', {
     token: tenant.apiKey,
     body: { text: 'This is an automated call from Acme Recovery, a debt collector.' },
@@ -277,6 +278,20 @@ it('the kill switch mid-call ends it with the closing message spoken', async () 
   expect(spoken.at(-1)).toMatchObject({ purpose: 'ai_turn', text: goodbye });
   expect(timeline.findIndex((e) => e.event === 'spoken' && e.text === goodbye)).toBeLessThan(timeline.findIndex((e) => e.event === 'hangup'));
   expect((await app.request('POST', '/v1/ai/resume', { token: t.tenant.apiKey })).status).toBe(200);
+  await stop(t, call.campaignId);
+});
+
+it('the hard ceiling ends a live call with the closing message spoken, then hangs up ALLOTTED_TIMEOUT', async () => {
+  const t = await aiTenant({ ai_max_call_seconds: 8 });
+  const call = await dial(t, 43, {});
+  const final = await finalRow(t, call);
+  expect(final.hangup_cause).toBe('ALLOTTED_TIMEOUT');
+  const goodbye = 'I am sorry, I have to end this call now. Thank you for your time. Goodbye.';
+  expect(rig.sim.spoken(call.uuid).at(-1)!.text).toBe(goodbye);
+  const timeline = await finishedTimeline(t, call.uuid);
+  expect(timeline.filter((e) => e.event === 'spoken').at(-1)).toMatchObject({ purpose: 'ai_turn', text: goodbye });
+  const conv = await waitConversation(t, call.uuid, (c) => c.status === 'ended', 'the end');
+  expect(conv.outcome).toBe('max_duration');
   await stop(t, call.campaignId);
 });
 

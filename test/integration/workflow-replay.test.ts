@@ -8,7 +8,7 @@ import { historyFromJson, loadHistoryFixtures, type HistoryEventJson, type Histo
  * Workflow types without a recorded history, each for a reason given in docs/workflow-versioning.md.
  * A new workflow type fails this suite until it gets a fixture or a line here.
  */
-const NOT_RECORDED = ['smokeWorkflow', 'recordingExportWorkflow', 'aiAgentLifecycleWorkflow', 'aiCallWorkflow', 'billingEnforcementWorkflow'];
+const NOT_RECORDED = ['smokeWorkflow', 'recordingExportWorkflow', 'aiAgentLifecycleWorkflow', 'billingEnforcementWorkflow'];
 
 const fixtures = loadHistoryFixtures();
 
