@@ -260,6 +260,8 @@ it('41: "talk to a real person" hands the consumer to the registered seat', asyn
   expect(conv.outcome).toBe('handoff');
   expect(conv.events.find((e) => e.type === 'handoff')).toMatchObject({ trigger: 'human_requested', action: 'transfer' });
   await waitFor(() => Promise.resolve(rig.sim.channel(call.uuid)?.bridgedTo ? true : undefined), 30_000, 'the bridge');
+  // What the consumer says to the person is not streamed to the AI.
+  expect(rig.sim.channel(call.uuid)!.audioForks.filter((f) => f.state === 'open')).toEqual([]);
   // With the person, the consumer talks SIM_TALK_MS (a minute here): the test ends the call.
   rig.sim.remoteHangup(call.uuid);
   const final = await finalRow(t, call);
@@ -274,7 +276,7 @@ it('the kill switch mid-call ends it with the closing message spoken', async () 
   const t = await aiTenant();
   // 43 says nothing: the call is live, listening, when the tenant pauses its AI.
   const call = await dial(t, 43, {});
-  await waitFor(() => Promise.resolve(rig.sim.channel(call.uuid)?.audioForks.some((f) => f.state === 'connected' || f.framesSent > 0) ? true : undefined), 30_000, 'the fork');
+  await waitFor(() => Promise.resolve(rig.sim.channel(call.uuid)?.audioForks.some((f) => f.state === 'open') ? true : undefined), 30_000, 'the fork');
   await waitFor(() => Promise.resolve(rig.sim.spoken(call.uuid).length > 0 ? true : undefined), 30_000, 'the greeting');
   const paused = await app.request('POST', '/v1/ai/pause', { token: t.tenant.apiKey, body: { reason: 'audio e2e' } });
   expect(paused.status).toBe(200);

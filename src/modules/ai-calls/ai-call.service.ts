@@ -45,6 +45,7 @@ import { openEngineState, openSpeech, sealEngineState } from './ai-speech.seal';
 import type { AiBeginResult, AiEndInput, AiTurnInput, AiTurnResult } from '../../contracts/ai-call';
 import { appendCallEvent } from '../call-events/call-event.repository';
 import { SCRIPT } from '../ai-engine/script';
+import { stopAudioFork } from './audio-fork';
 
 /** Days a spoken promise without a named date is due in. */
 export const AI_PROMISE_DUE_DAYS = 7;
@@ -472,7 +473,7 @@ export async function endAiConversation(deps: AppDeps, ref: AiEndInput): Promise
 
 /**
  * Hands the consumer to a person: the named agent or supervisor extension (takeover), else the
- * first available agent (the dial loop's claim). The agent is tied to the call from the claim,
+ * first available agent (the dial loop's claim). The AI stops listening first (the fork stops). The agent is tied to the call from the claim,
  * so the call's final row releases it. Answers who took it, or null when nobody could.
  */
 export async function bridgeAiCallToHuman(
@@ -483,12 +484,14 @@ export async function bridgeAiCallToHuman(
   const transferred = (agentId: string | null, extension: string) =>
     recordCallEvent(deps, ref.tenantId, ref.callAttemptId, { event: 'transferred', at: new Date(), data: { from: 'ai', agent_id: agentId, extension }, dedupKey: `transferred:${extension}` });
   if (ref.extension && !ref.agentId) {
+    await stopAudioFork(deps, ref.callUuid);
     await cmds.takeover({ consumerUuid: ref.callUuid, supervisor: { extension: ref.extension }, variables: { dd_ai_takeover: true } });
     await transferred(null, ref.extension);
     return { agentId: null, extension: ref.extension };
   }
   const agent = await claimAgent(deps, ref.tenantId, ref.callAttemptId, ref.agentId, []);
   if (!agent) return null;
+  await stopAudioFork(deps, ref.callUuid);
   try {
     await cmds.takeover({ consumerUuid: ref.callUuid, supervisor: { extension: agent.sip_extension }, variables: { dd_agent_id: agent.id } });
   } catch (err) {

@@ -93,3 +93,14 @@ export async function startAudioFork(deps: AppDeps, ref: AiCallRef): Promise<AiA
     esl.off('event', onEvent);
   }
 }
+
+/**
+ * Stops the call's fork when a person takes the call: what the consumer says to a person is not
+ * the AI's to hear. A leg without a fork (or a switch that refuses) is not an error.
+ */
+export async function stopAudioFork(deps: AppDeps, callUuid: string): Promise<void> {
+  if (!deps.config.AI_AUDIO_WS_URL || !deps.esl) return;
+  await createSwitchCommands(deps.esl)
+    .stopAudioFork(callUuid)
+    .catch(() => undefined);
+}
