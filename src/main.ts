@@ -11,7 +11,7 @@ import { switchRecordingsDir } from './modules/recordings/recording-capture.serv
 import { SIMULATED_SOFTPHONES_ENV } from './platform/child-process';
 import { provideDatabase } from './platform/embedded-postgres';
 import { ClusterMetricsRegistry, ProcessGroup } from './platform/supervisor';
-import { ensureTemporalBinary, readTemporalDevConfig, startTemporalDevServer, type DevServer } from './platform/temporal-dev';
+import { ensureTemporalBinary, freePort, readTemporalDevConfig, startTemporalDevServer, type DevServer } from './platform/temporal-dev';
 import { onShutdownSignals, resolveEncryptionKey, type ShutdownStep } from './runtime';
 import { startSwitchSimulator, type SwitchSimulator } from './switch/simulator';
 
@@ -96,6 +96,18 @@ async function main(): Promise<void> {
     switchLabel = `simulator on 127.0.0.1:${sim.port} (set ESL_HOST for FreeSWITCH)`;
   }
 
+  // The AI hears the consumer through a worker's audio gateway (docs/ai-calls.md). With the bundled
+  // simulator each worker gets its own on loopback, so an ai_voice call works out of the box; a
+  // FreeSWITCH deployment names its gateway URL (AI_AUDIO_WS_URL) itself.
+  const audioGateways: Array<Record<string, string>> = [];
+  if (simulator && !config.AI_AUDIO_WS_URL) {
+    const secret = config.AI_AUDIO_SECRET ?? randomBytes(24).toString('hex');
+    for (let i = 0; i < config.WORKER_PROCESSES; i += 1) {
+      const port = await freePort();
+      audioGateways.push({ AI_AUDIO_WS_PORT: String(port), AI_AUDIO_WS_URL: `ws://127.0.0.1:${port}`, AI_AUDIO_SECRET: secret });
+    }
+  }
+
   const workflowBundle = config.WORKFLOW_BUNDLE_PATH ?? (config.WORKER_PROCESSES > 0 ? await bundleWorkflows() : undefined);
   const shared: Record<string, string> = {
     DATABASE_URL: database.ownerUrl,
@@ -119,7 +131,12 @@ async function main(): Promise<void> {
         role: 'worker',
         exec: WORKER_ENTRY,
         // The SDK's exporter binds one address: the first worker's.
-        env: (i) => ({ ...shared, ...(workflowBundle ? { WORKFLOW_BUNDLE_PATH: workflowBundle } : {}), ...(i > 1 ? { TEMPORAL_SDK_METRICS_ADDRESS: '' } : {}) }),
+        env: (i) => ({
+          ...shared,
+          ...(workflowBundle ? { WORKFLOW_BUNDLE_PATH: workflowBundle } : {}),
+          ...(i > 1 ? { TEMPORAL_SDK_METRICS_ADDRESS: '' } : {}),
+          ...audioGateways[i - 1],
+        }),
       },
       config.WORKER_PROCESSES,
     ),

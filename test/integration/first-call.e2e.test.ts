@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client as TemporalClient, Connection } from '@temporalio/client';
+import WebSocket from 'ws';
 import { campaignRunWorkflowId, callSessionWorkflowId } from '../../workflows/ids';
 import { daytimePrefix, numberEnding, waitFor } from '../helpers/dial-loop';
 import { ADMIN_TOKEN, httpRequest, testEnv, type HttpResult } from '../helpers/harness';
@@ -133,5 +134,26 @@ describe('npm start, a browser seat and a progressive campaign (README: a first 
     expect((history.events ?? []).some((e) => e.workflowExecutionSignaledEventAttributes)).toBe(true);
 
     ok(await api('POST', `/v1/campaigns/${campaign.id}/stop`, key));
+  });
+  it('starts the worker\'s AI audio gateway on loopback, which takes only a signed fork of a call', async () => {
+    const port = await waitFor(
+      () => {
+        const line = start
+          .out()
+          .split('\n')
+          .find((l) => l.includes('AI audio gateway listening'));
+        const m = line ? /"port":(\d+)/.exec(line) : null;
+        return Promise.resolve(m ? Number(m[1]) : undefined);
+      },
+      60_000,
+      'the audio gateway',
+    );
+    const status = await new Promise<number>((resolve, reject) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${port}/${randomUUID()}/${randomUUID()}/${randomUUID()}/not-a-token`, 'audio.drachtio.org');
+      ws.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+      ws.once('open', () => reject(new Error('an unsigned fork was accepted')));
+      ws.once('error', (err) => reject(err));
+    });
+    expect(status).toBe(401);
   });
 });
