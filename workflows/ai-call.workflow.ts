@@ -7,6 +7,9 @@ const acts = proxyActivities<AiCallActivities>({
   retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 10 },
 });
 
+/** Seconds of the budget kept for the closing line (a call is metered until it hangs up). */
+export const BUDGET_GOODBYE_SECONDS = 5;
+
 /** How long the closing line may take to play before the call is hung up anyway. */
 export const GOODBYE_WAIT_MS = 30_000;
 
@@ -89,7 +92,13 @@ export async function aiCallWorkflow(input: AiCallInput): Promise<AiCallResult> 
   };
 
   const begun = await acts.beginAiCall({ ...ref, answeredAt: input.answeredAt });
-  const deadline = Date.parse(input.answeredAt) + begun.maxSeconds * 1000;
+  const ceiling = Date.parse(input.answeredAt) + begun.maxSeconds * 1000;
+  // The month's budget ends the talk like the ceiling, early enough for the goodbye to be paid by it too.
+  const budgetEnds =
+    begun.status === 'started' && typeof begun.budgetSeconds === 'number'
+      ? Date.parse(input.answeredAt) + Math.max(0, begun.budgetSeconds - BUDGET_GOODBYE_SECONDS) * 1000
+      : Number.POSITIVE_INFINITY;
+  const deadline = Math.min(ceiling, budgetEnds);
   if (begun.status === 'refused') {
     // Placed before the kill switch (or the agent's pause) and answered after it: no AI speaks.
     phase = 'refused';
@@ -140,6 +149,12 @@ export async function aiCallWorkflow(input: AiCallInput): Promise<AiCallResult> 
     const woke = remaining > 0 && (await condition(() => utterances.length > 0 || hungUpAt !== null || stop !== null || takeover !== null, remaining));
     if (hungUpAt) {
       await end('completed', 'consumer_hung_up', false);
+      return { outcome, agentId };
+    }
+    if (!woke && budgetEnds < ceiling) {
+      phase = 'budget';
+      await end('completed', 'budget_exhausted', true);
+      await finish('NORMAL_CLEARING');
       return { outcome, agentId };
     }
     if (!woke) {

@@ -76,7 +76,17 @@ export interface AiTurnResult {
   ended: boolean;
 }
 
-export type AiBeginResult = ({ status: 'started'; maxSeconds: number } & AiTurnResult) | { status: 'refused'; reason: string; maxSeconds: number };
+export type AiBeginResult =
+  | ({
+      status: 'started';
+      maxSeconds: number;
+      /**
+       * Seconds of the tenant's ai_monthly_budget_usd left at the answer (at AI_MINUTE_RATE_USD), after which
+       * the AI says goodbye and hangs up; null or absent: no budget (histories before it have none).
+       */
+      budgetSeconds?: number | null;
+    } & AiTurnResult)
+  | { status: 'refused'; reason: string; maxSeconds: number };
 
 /**
  * The consumer's audio path for the call: `fork` (uuid_audio_fork connected to the audio gateway),

@@ -309,6 +309,23 @@ it('the hard ceiling ends a live call with the closing message spoken, then hang
   await stop(t, call.campaignId);
 });
 
+it('the month\'s AI budget running out mid-call ends it with the closing message spoken, inside the budget', async () => {
+  // 0.04 USD at the default 0.12 USD a minute pays 20 seconds: the AI says goodbye 5 seconds before.
+  const t = await aiTenant({ ai_monthly_budget_usd: 0.04, ai_max_call_seconds: 120 });
+  const call = await dial(t, 43, {});
+  const final = await finalRow(t, call);
+  expect(final.hangup_cause).toBe('NORMAL_CLEARING');
+  const goodbye = 'I am sorry, I have to end this call now. Thank you for your time. Goodbye.';
+  expect(rig.sim.spoken(call.uuid).at(-1)!.text).toBe(goodbye);
+  const conv = await waitConversation(t, call.uuid, (c) => c.status === 'ended', 'the end');
+  expect(conv.outcome).toBe('completed');
+  expect(conv.events.at(-1)).toMatchObject({ type: 'end', reason: 'budget_exhausted' });
+  const talked = (Date.parse(final.ended_at) - Date.parse(final.answered_at)) / 1000;
+  expect(talked).toBeGreaterThanOrEqual(14);
+  expect(talked).toBeLessThan(20);
+  await stop(t, call.campaignId);
+});
+
 it('44: the consumer talking over the AI stops its turn (barge-in on the timeline) and is heard', async () => {
   const t = await aiTenant();
   const call = await dial(t, 44, { factor: 'account_last4' }, { account_number: 'ACCT-5500-1234' });

@@ -192,3 +192,21 @@ export async function insertUsage(
   );
   return rows.length > 0;
 }
+
+/**
+ * Seconds of AI talk the tenant's monthly budget still pays for at `rate` USD a minute, from the
+ * month's metered calls (null: no budget). Calls still in progress are not metered yet, so
+ * concurrent calls may together overrun the budget by what they talk at once.
+ */
+export async function selectAiBudgetSeconds(sql: SqlTx, rate: number, from: Date, to: Date): Promise<number | null> {
+  const [row] = await sql.query<{ seconds: number | null }>(
+    `SELECT CASE WHEN t.ai_monthly_budget_usd IS NULL THEN NULL
+                 WHEN $1::numeric <= 0 THEN NULL
+                 ELSE greatest(0, floor((t.ai_monthly_budget_usd - u.cost) * 60 / $1::numeric))::int END AS seconds
+       FROM tenants t,
+            (SELECT coalesce(sum(cost_usd), 0) AS cost FROM ai_usage WHERE answered_at >= $2 AND answered_at < $3) u
+      WHERE t.id = current_setting('app.tenant_id')::uuid`,
+    [String(rate), from, to],
+  );
+  return row?.seconds ?? null;
+}

@@ -28,6 +28,7 @@ import {
   closeConversation,
   insertCallConversation,
   insertUsage,
+  selectAiBudgetSeconds,
   selectAiCallFacts,
   selectCallDebt,
   selectConversationByCall,
@@ -38,7 +39,7 @@ import {
   type TranscriptEntry,
 } from './ai-call.repository';
 import { maskConsumerText } from '../ai-conversations/ai-conversation.rules';
-import { AI_CALLBACK_DELAY_MS, billableMinutes, billableSeconds, DISPUTABLE_DEBT_STATES } from './ai-call.rules';
+import { AI_CALLBACK_DELAY_MS, billableMinutes, billableSeconds, DISPUTABLE_DEBT_STATES, utcMonth } from './ai-call.rules';
 import { speakToCall, type SpeechPart } from '../call-events/call-speech.service';
 import { recordCallEvent } from '../call-events/call-event.service';
 import { openEngineState, openSpeech, sealEngineState } from './ai-speech.seal';
@@ -90,7 +91,9 @@ export async function beginAiCall(deps: AppDeps, ref: CallRef & { answeredAt: st
       debtId: f.debt_id,
       startedAt: ref.answeredAt,
     });
-    if (!created && row.engine_state) return { status: 'started', maxSeconds, ...resultOf(row.id, row.engine_state) };
+    const month = utcMonth(new Date(ref.answeredAt));
+    const budgetSeconds = await selectAiBudgetSeconds(sql, deps.config.AI_MINUTE_RATE_USD, month.from, month.to);
+    if (!created && row.engine_state) return { status: 'started', maxSeconds, budgetSeconds, ...resultOf(row.id, row.engine_state) };
     const context: ConversationContext = {
       language: engineLanguage(f.voice?.language),
       agent: { disclosure_text: f.disclosure_text!, policy: f.policy as unknown as AgentPolicy, handoff_rules: (f.handoff_rules ?? []) as HandoffRule[] },
@@ -107,7 +110,7 @@ export async function beginAiCall(deps: AppDeps, ref: CallRef & { answeredAt: st
       outcome: turn.outcome,
       end: stored.last.ended,
     });
-    return { status: 'started', maxSeconds, ...resultOf(row.id, stored) };
+    return { status: 'started', maxSeconds, budgetSeconds, ...resultOf(row.id, stored) };
   });
 }
 
