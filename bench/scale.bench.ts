@@ -192,6 +192,8 @@ const IDLE_TYPES: Array<Record<string, unknown>> = [
 function daytimePrefix(): string {
   const zones: Array<[string, string]> = [
     ['+1303555', 'America/Denver'],
+    // Between 09:00 and 14:00 UTC no North American zone is in daytime.
+    ['+44207946', 'Europe/London'],
     ['+1808555', 'Pacific/Honolulu'],
     ['+1671555', 'Pacific/Guam'],
     ['+1404555', 'America/New_York'],
