@@ -37,6 +37,46 @@ export interface EgressPostOptions {
   totalTimeoutMs?: number;
 }
 
+export interface EgressBytesResult {
+  status: number | null;
+  /** As EgressPostResult's, plus `too_large` when the answer passed the limit (nothing of it is kept). */
+  error: string | null;
+  contentType: string | null;
+  /** The whole answer; null when there is no complete one. */
+  body: Buffer | null;
+  durationMs: number;
+}
+
+export interface EgressBytesOptions {
+  allowlist: readonly string[];
+  resolve?: Resolver;
+  /** The largest answer taken whole. */
+  limit: number;
+  totalTimeoutMs?: number;
+}
+
+interface RequestOptions {
+  allowlist: readonly string[];
+  resolve?: Resolver;
+  /** Bytes of the answer kept. */
+  keepBytes: number;
+  /** Bytes read at most; what `over` says happens past them. */
+  readLimit: number;
+  /** `stop`: the status already decided, stop reading; `fail`: the answer was wanted whole, so it fails too_large. */
+  over: 'stop' | 'fail';
+  connectTimeoutMs?: number;
+  totalTimeoutMs?: number;
+}
+
+interface RequestResult {
+  status: number | null;
+  error: string | null;
+  contentType: string | null;
+  kept: Buffer | null;
+  connectedAddress: string | null;
+  durationMs: number;
+}
+
 /** Answers every lookup of one request from one resolution, so the checked and the connected addresses are the same. */
 function onceResolver(resolve: Resolver): Resolver {
   const answers = new Map<string, Promise<string[]>>();
@@ -77,9 +117,30 @@ function errorText(err: unknown): string {
  * the socket is only handed addresses that are public at this very moment.
  */
 export async function egressPost(rawUrl: string, headers: Record<string, string>, body: string | Buffer, options: EgressPostOptions): Promise<EgressPostResult> {
+  const r = await egressRequest(rawUrl, headers, body, {
+    ...options,
+    keepBytes: Math.min(options.keepBytes, RESPONSE_READ_LIMIT),
+    readLimit: RESPONSE_READ_LIMIT,
+    over: 'stop',
+  });
+  const excerpt = r.kept && r.kept.length ? r.kept.toString('utf8').replace(/\0/g, '') : r.status !== null ? '' : null;
+  return { status: r.status, error: r.error, excerpt, connectedAddress: r.connectedAddress, durationMs: r.durationMs };
+}
+
+/**
+ * The same POST for an answer wanted whole and as bytes (a hosted speech provider's audio or
+ * transcript), up to `limit`: a larger answer is the error `too_large`. Never throws.
+ */
+export async function egressPostBytes(rawUrl: string, headers: Record<string, string>, body: string | Buffer, options: EgressBytesOptions): Promise<EgressBytesResult> {
+  const r = await egressRequest(rawUrl, headers, body, { ...options, keepBytes: options.limit, readLimit: options.limit, over: 'fail' });
+  return { status: r.status, error: r.error, contentType: r.contentType, body: r.error === null ? (r.kept ?? Buffer.alloc(0)) : null, durationMs: r.durationMs };
+}
+
+async function egressRequest(rawUrl: string, headers: Record<string, string>, body: string | Buffer, options: RequestOptions): Promise<RequestResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   const resolve = onceResolver(options.resolve ?? systemResolver);
+  const refused = (error: string): RequestResult => ({ status: null, error, contentType: null, kept: null, connectedAddress: null, durationMs: elapsed() });
   let url: URL;
   let allowlisted: boolean;
   try {
@@ -87,32 +148,30 @@ export async function egressPost(rawUrl: string, headers: Record<string, string>
     allowlisted = isAllowlisted(url, options.allowlist);
     if (!allowlisted) await checkEgressUrl(rawUrl, { allowlist: options.allowlist, resolve });
   } catch (err) {
-    return { status: null, error: err instanceof EgressRefusedError ? errorText(err) : 'egress_refused', excerpt: null, connectedAddress: null, durationMs: elapsed() };
+    return refused(err instanceof EgressRefusedError ? errorText(err) : 'egress_refused');
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    return { status: null, error: 'egress_refused', excerpt: null, connectedAddress: null, durationMs: elapsed() };
-  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return refused('egress_refused');
 
   const payload = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
   const transport = url.protocol === 'https:' ? https : http;
 
-  return new Promise<EgressPostResult>((settle) => {
+  return new Promise<RequestResult>((settle) => {
     let done = false;
     let connectedAddress: string | null = null;
     let status: number | null = null;
+    let contentType: string | null = null;
     const chunks: Buffer[] = [];
-    let excerptBytes = 0;
+    let keptBytes = 0;
     let readBytes = 0;
     let connectTimer: NodeJS.Timeout | undefined;
-    const keepBytes = Math.min(options.keepBytes, RESPONSE_READ_LIMIT);
 
     const finish = (error: string | null) => {
       if (done) return;
       done = true;
       clearTimeout(totalTimer);
       clearTimeout(connectTimer);
-      const excerpt = chunks.length ? Buffer.concat(chunks).toString('utf8').replace(/\0/g, '') : status !== null ? '' : null;
-      settle({ status, error, excerpt, connectedAddress, durationMs: elapsed() });
+      const kept = chunks.length ? Buffer.concat(chunks) : null;
+      settle({ status, error, contentType, kept: error === 'too_large' ? null : kept, connectedAddress, durationMs: elapsed() });
       req.destroy();
     };
 
@@ -130,16 +189,21 @@ export async function egressPost(rawUrl: string, headers: Record<string, string>
       },
       (res) => {
         status = res.statusCode ?? null;
+        contentType = res.headers['content-type'] ?? null;
         connectedAddress ??= res.socket?.remoteAddress ?? null;
         res.on('data', (chunk: Buffer) => {
           readBytes += chunk.length;
-          if (excerptBytes < keepBytes) {
-            const keep = chunk.subarray(0, keepBytes - excerptBytes);
+          if (readBytes > options.readLimit && options.over === 'fail') {
+            finish('too_large');
+            return;
+          }
+          if (keptBytes < options.keepBytes) {
+            const keep = chunk.subarray(0, options.keepBytes - keptBytes);
             chunks.push(keep);
-            excerptBytes += keep.length;
+            keptBytes += keep.length;
           }
           // The rest of an oversized answer is not worth reading: the status already decided.
-          if (readBytes >= RESPONSE_READ_LIMIT) finish(null);
+          if (readBytes >= options.readLimit && options.over === 'stop') finish(null);
         });
         res.on('end', () => finish(null));
         res.on('error', (err) => finish(errorText(err)));

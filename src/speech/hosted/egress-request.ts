@@ -1,12 +1,10 @@
-import http from 'node:http';
-import https from 'node:https';
-import { checkEgressUrl, EgressRefusedError, egressLookup, originOf, systemResolver, type Resolver } from '../../lib/egress';
+import { egressPostBytes } from '../../lib/egress-http';
+import type { Resolver } from '../../lib/egress';
 
 /**
- * One POST to a hosted speech provider under the egress rules of src/lib/egress-http.ts (the check
- * on the URL, then a socket handed only addresses public at that moment, no redirects), with the
- * whole answer kept as bytes: synthesized audio is binary and larger than egressPost's 64 KiB
- * excerpt.
+ * One POST to a hosted speech provider under the egress rules (src/lib/egress-http.ts: the check on
+ * the URL, then a socket handed only addresses public at that moment, no redirects), with the whole
+ * answer kept as bytes: synthesized audio is binary and larger than a webhook's excerpt.
  */
 
 export const SPEECH_RESPONSE_LIMIT = 16 * 1024 * 1024;
@@ -35,73 +33,22 @@ export class SpeechProviderError extends Error {
   }
 }
 
-function allowlisted(url: URL, allowlist: readonly string[]): boolean {
-  const origin = originOf(url);
-  return allowlist.some((entry) => {
-    try {
-      return originOf(new URL(entry)) === origin;
-    } catch {
-      return entry === origin;
-    }
-  });
-}
+const REFUSALS: Record<string, string> = { egress_refused: 'egress refused', dns_error: 'egress refused: unresolvable' };
 
 export async function speechPost(rawUrl: string, headers: Record<string, string>, body: Buffer | string, opts: SpeechHttpOptions): Promise<SpeechHttpResult> {
-  const resolve = opts.resolve ?? systemResolver;
-  let url: URL;
-  let exempt: boolean;
-  try {
-    url = new URL(rawUrl);
-    exempt = allowlisted(url, opts.allowlist);
-    if (!exempt) await checkEgressUrl(rawUrl, { allowlist: opts.allowlist, resolve });
-  } catch (err) {
-    throw new SpeechProviderError('egress_refused', err instanceof EgressRefusedError ? `egress refused: ${err.reason}` : 'egress refused: invalid URL');
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new SpeechProviderError('egress_refused', 'egress refused: not http(s)');
-  const payload = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
-  const transport = url.protocol === 'https:' ? https : http;
-  return new Promise<SpeechHttpResult>((settle, fail) => {
-    let done = false;
-    const finish = (err: SpeechProviderError | null, result?: SpeechHttpResult) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      req.destroy();
-      if (err) fail(err);
-      else settle(result!);
-    };
-    const req = transport.request(
-      {
-        protocol: url.protocol,
-        hostname: url.hostname.replace(/^\[|\]$/g, ''),
-        port: url.port || (url.protocol === 'https:' ? 443 : 80),
-        path: `${url.pathname}${url.search}`,
-        method: 'POST',
-        headers: { ...headers, 'content-length': String(payload.length) },
-        lookup: egressLookup(exempt, resolve),
-        agent: false,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > SPEECH_RESPONSE_LIMIT) return finish(new SpeechProviderError('too_large', 'speech provider answer too large'));
-          chunks.push(chunk);
-        });
-        res.on('end', () => {
-          const status = res.statusCode ?? 0;
-          const result = { status, contentType: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks) };
-          if (status < 200 || status > 299) finish(new SpeechProviderError('http_status', `speech provider answered ${status}`, status));
-          else finish(null, result);
-        });
-        res.on('error', (err) => finish(new SpeechProviderError('network', err.message)));
-      },
-    );
-    const timer = setTimeout(() => finish(new SpeechProviderError('timeout', 'speech provider timed out')), opts.timeoutMs ?? 15_000);
-    req.on('error', (err: NodeJS.ErrnoException) =>
-      finish(new SpeechProviderError(err.code === 'EGRESS_REFUSED' ? 'egress_refused' : 'network', err.code === 'EGRESS_REFUSED' ? 'egress refused: non_public_address' : `${err.code ?? ''} ${err.message}`.trim())),
-    );
-    req.end(payload);
+  const r = await egressPostBytes(rawUrl, headers, body, {
+    allowlist: opts.allowlist,
+    resolve: opts.resolve,
+    limit: SPEECH_RESPONSE_LIMIT,
+    totalTimeoutMs: opts.timeoutMs ?? 15_000,
   });
+  if (r.error !== null) {
+    if (REFUSALS[r.error]) throw new SpeechProviderError('egress_refused', REFUSALS[r.error]!);
+    if (r.error === 'too_large') throw new SpeechProviderError('too_large', 'speech provider answer too large');
+    if (r.error === 'timeout' || r.error === 'connect_timeout') throw new SpeechProviderError('timeout', 'speech provider timed out');
+    throw new SpeechProviderError('network', r.error);
+  }
+  const status = r.status ?? 0;
+  if (status < 200 || status > 299) throw new SpeechProviderError('http_status', `speech provider answered ${status}`, status);
+  return { status, contentType: r.contentType ?? '', body: r.body ?? Buffer.alloc(0) };
 }
