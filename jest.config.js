@@ -7,6 +7,7 @@ const moduleNameMapper = { '^(\\.{1,2}/.*)\\.js$': '$1' };
 module.exports = {
   testTimeout: 60_000,
   maxWorkers: 2,
+  testSequencer: '<rootDir>/test/setup/sequencer.js',
   projects: [
     {
       displayName: 'unit',

@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { withTenantSql } from '../../src/lib/tenancy';
 import { speakableText } from '../../src/switch/esl';
 import { daytimePrefix, numberEnding, runWorker, seatAgents, seedLeads, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
-import { provisionTenant, startTestApp, type ProvisionedTenant, type TestApp } from '../helpers/harness';
+import { startTestApp, type ProvisionedTenant, type TestApp } from '../helpers/harness';
+import { AI_DISCLOSURE as DISCLOSURE, provisionAiTenant, type AiTenant } from '../helpers/ai-tenant';
 
 /**
  * An AI call the product cannot hear (docs/ai-calls.md, The audio path: failure): the switch's
@@ -15,7 +16,6 @@ import { provisionTenant, startTestApp, type ProvisionedTenant, type TestApp } f
 
 jest.setTimeout(120_000);
 
-const DISCLOSURE = 'Hello, this is an automated assistant, a virtual agent calling on behalf of Acme Recovery.';
 const GOODBYE = 'I am sorry, I have to end this call now. Thank you for your time. Goodbye.';
 
 let rig: SwitchRig;
@@ -43,17 +43,7 @@ afterAll(async () => {
   await rig?.close();
 });
 
-async function aiTenant(): Promise<{ tenant: ProvisionedTenant; agentId: string }> {
-  const tenant = await provisionTenant(app, { tier: 'growth', voice_ai_enabled: true });
-  expect((await app.request('PUT', '/v1/artificial-voice-disclosure', { token: tenant.apiKey, body: { text: 'This is an automated call from Acme Recovery.' } })).status).toBe(200);
-  const created = await app.request('POST', '/v1/ai/agents', {
-    token: tenant.apiKey,
-    body: { disclosure: { text: DISCLOSURE }, policy: { max_settlement_pct: 20, min_payment_cents: 1000, max_plan_months: 6, take_payments: 'none', prohibited: [] } },
-  });
-  expect(created.status).toBe(201);
-  expect((await app.request('PATCH', `/v1/ai/agents/${created.body.ai_agent.id}`, { token: tenant.apiKey, body: { status: 'live' } })).status).toBe(200);
-  return { tenant, agentId: created.body.ai_agent.id };
-}
+const aiTenant = (): Promise<AiTenant> => provisionAiTenant(app);
 
 async function placedCall(t: { tenant: ProvisionedTenant; agentId: string }): Promise<{ campaignId: string; uuid: string; originalId: string }> {
   const created = await app.request('POST', '/v1/campaigns', {

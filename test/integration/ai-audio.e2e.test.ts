@@ -6,8 +6,9 @@ import { withTenantSql } from '../../src/lib/tenancy';
 import { speakableText } from '../../src/switch/esl';
 import { aiCallWorkflowId, promiseWorkflowId } from '../../workflows/ids';
 import { daytimePrefix, numberEnding, runWorker, seatAgents, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
-import { ADMIN_TOKEN, provisionTenant, startTestApp, type ProvisionedTenant, type TestApp } from '../helpers/harness';
+import { startTestApp, type TestApp } from '../helpers/harness';
 import { recordWorkflowHistories } from '../helpers/workflow-histories';
+import { AI_DISCLOSURE as DISCLOSURE, provisionAiTenant, type AiTenant } from '../helpers/ai-tenant';
 
 /**
  * Voice AI on real audio, end to end: an ai_voice campaign dials simulated consumers (numbers
@@ -31,7 +32,6 @@ jest.mock('pino', () => {
 
 jest.setTimeout(300_000);
 
-const DISCLOSURE = 'Hello, this is an automated assistant, a virtual agent calling on behalf of Acme Recovery.';
 
 let rig: SwitchRig;
 let app: TestApp;
@@ -81,28 +81,8 @@ afterAll(() =>
   }),
 );
 
-interface AiTenant {
-  tenant: ProvisionedTenant;
-  agentId: string;
-}
 
-async function aiTenant(extra: Record<string, unknown> = {}): Promise<AiTenant> {
-  const tenant = await provisionTenant(app, { tier: 'growth', voice_ai_enabled: true });
-  if (Object.keys(extra).length) expect((await app.request('PATCH', `/v1/admin/tenants/${tenant.tenantId}`, { token: ADMIN_TOKEN, body: extra })).status).toBe(200);
-  const disclosure = await app.request('PUT', '/v1/artificial-voice-disclosure', {
-    token: tenant.apiKey,
-    body: { text: 'This is an automated call from Acme Recovery, a debt collector.' },
-  });
-  expect(disclosure.status).toBe(200);
-  const created = await app.request('POST', '/v1/ai/agents', {
-    token: tenant.apiKey,
-    body: { disclosure: { text: DISCLOSURE }, policy: { max_settlement_pct: 20, min_payment_cents: 1000, max_plan_months: 6, take_payments: 'none', prohibited: [] } },
-  });
-  expect(created.status).toBe(201);
-  const live = await app.request('PATCH', `/v1/ai/agents/${created.body.ai_agent.id}`, { token: tenant.apiKey, body: { status: 'live' } });
-  expect(live.status).toBe(200);
-  return { tenant, agentId: created.body.ai_agent.id };
-}
+const aiTenant = (extra: Record<string, unknown> = {}): Promise<AiTenant> => provisionAiTenant(app, extra);
 
 interface Call {
   campaignId: string;

@@ -5,13 +5,13 @@ import { createSwitchCommands, speakableText } from '../../src/switch/esl';
 import type { SwitchEvent } from '../../src/switch/simulator';
 import { aiCallWorkflowId, callSessionWorkflowId, campaignRunWorkflowId } from '../../workflows/ids';
 import { daytimePrefix, numberEnding, runWorker, seatAgents, seedLeads, standbySeat, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
-import { ADMIN_TOKEN, provisionTenant, startTestApp, type ProvisionedTenant, type TestApp } from '../helpers/harness';
+import { startTestApp, type ProvisionedTenant, type TestApp } from '../helpers/harness';
 import { insertAgentWidgetToken } from '../helpers/widget';
 import { recordWorkflowHistories } from '../helpers/workflow-histories';
+import { AI_DISCLOSURE as DISCLOSURE, provisionAiTenant, type AiTenant } from '../helpers/ai-tenant';
 
 jest.setTimeout(120_000);
 
-const DISCLOSURE = 'Hello, this is an automated assistant, a virtual agent calling on behalf of Acme Recovery.';
 
 let rig: SwitchRig;
 let app: TestApp;
@@ -55,32 +55,8 @@ function watchEvents() {
   };
 }
 
-interface AiTenant {
-  tenant: ProvisionedTenant;
-  agentId: string;
-}
 
-/** A growth tenant with the add-on, the stored artificial-voice disclosure and a live AI agent. */
-async function aiTenant(extra: Record<string, unknown> = {}): Promise<AiTenant> {
-  const tenant = await provisionTenant(app, { tier: 'growth', voice_ai_enabled: true });
-  if (Object.keys(extra).length) {
-    const patched = await app.request('PATCH', `/v1/admin/tenants/${tenant.tenantId}`, { token: ADMIN_TOKEN, body: extra });
-    expect(patched.status).toBe(200);
-  }
-  const disclosure = await app.request('PUT', '/v1/artificial-voice-disclosure', {
-    token: tenant.apiKey,
-    body: { text: 'This is an automated call from Acme Recovery, a debt collector.' },
-  });
-  expect(disclosure.status).toBe(200);
-  const created = await app.request('POST', '/v1/ai/agents', {
-    token: tenant.apiKey,
-    body: { disclosure: { text: DISCLOSURE }, policy: { max_settlement_pct: 20, min_payment_cents: 1000, max_plan_months: 6, take_payments: 'none', prohibited: [] } },
-  });
-  expect(created.status).toBe(201);
-  const live = await app.request('PATCH', `/v1/ai/agents/${created.body.ai_agent.id}`, { token: tenant.apiKey, body: { status: 'live' } });
-  expect(live.status).toBe(200);
-  return { tenant, agentId: created.body.ai_agent.id };
-}
+const aiTenant = (extra: Record<string, unknown> = {}): Promise<AiTenant> => provisionAiTenant(app, extra);
 
 async function aiCampaign(t: AiTenant, body: Record<string, unknown> = {}): Promise<string> {
   const res = await app.request('POST', '/v1/campaigns', {

@@ -5,7 +5,8 @@ import { withTenant, withTenantSql } from '../../src/lib/tenancy';
 import { createSwitchCommands } from '../../src/switch/esl';
 import { callbackWorkflowId, promiseWorkflowId } from '../../workflows/ids';
 import { daytimePrefix, numberEnding, runWorker, seatAgents, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
-import { provisionTenant, startTestApp, type ProvisionedTenant, type TestApp } from '../helpers/harness';
+import { startTestApp, type TestApp } from '../helpers/harness';
+import { provisionAiTenant, type AiTenant as ProvisionedAiTenant } from '../helpers/ai-tenant';
 
 /**
  * Right-party safety and the outcomes of live AI calls (issue 16 items 3 and 4), driven the way
@@ -17,7 +18,6 @@ import { provisionTenant, startTestApp, type ProvisionedTenant, type TestApp } f
 
 jest.setTimeout(180_000);
 
-const DISCLOSURE = 'Hello, this is an automated assistant, a virtual agent calling on behalf of Acme Recovery.';
 const ACCOUNT = 'ACCT-0011-7788';
 const HMAC_SECRET = 'provider-hmac-secret';
 
@@ -67,27 +67,12 @@ function daytimeZip(): string {
   return found[0];
 }
 
-interface AiTenant {
-  tenant: ProvisionedTenant;
-  agentId: string;
+interface AiTenant extends ProvisionedAiTenant {
   manualCampaignId: string | null;
 }
 
 async function aiTenant(): Promise<AiTenant> {
-  const tenant = await provisionTenant(app, { tier: 'growth', voice_ai_enabled: true });
-  const disclosure = await app.request('PUT', '/v1/artificial-voice-disclosure', {
-    token: tenant.apiKey,
-    body: { text: 'This is an automated call from Acme Recovery, a debt collector.' },
-  });
-  expect(disclosure.status).toBe(200);
-  const created = await app.request('POST', '/v1/ai/agents', {
-    token: tenant.apiKey,
-    body: { disclosure: { text: DISCLOSURE }, policy: { max_settlement_pct: 20, min_payment_cents: 1000, max_plan_months: 6, take_payments: 'none', prohibited: [] } },
-  });
-  expect(created.status).toBe(201);
-  const live = await app.request('PATCH', `/v1/ai/agents/${created.body.ai_agent.id}`, { token: tenant.apiKey, body: { status: 'live' } });
-  expect(live.status).toBe(200);
-  return { tenant, agentId: created.body.ai_agent.id, manualCampaignId: null };
+  return { ...(await provisionAiTenant(app)), manualCampaignId: null };
 }
 
 interface Lead {

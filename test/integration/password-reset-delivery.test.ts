@@ -156,9 +156,18 @@ describe('password reset with SMTP configured', () => {
       const sorted = [...xs].sort((a, b) => a - b);
       return (sorted[24]! + sorted[25]!) / 2;
     };
-    const medians = { existing: median(samples.existing), unknown: median(samples.unknown), disabled: median(samples.disabled) };
+    // Each round times the three branches back to back, so a branch's tell is the median of its
+    // difference to the other branches of the same round: the machine's load, which drifts over the
+    // run (the suite runs other files beside this one), falls on the three alike and cancels out.
+    const rounds = samples.existing.map((_, i) => (samples.existing[i]! + samples.unknown[i]! + samples.disabled[i]!) / 3);
+    const medians = {
+      existing: median(samples.existing.map((ms, i) => ms - rounds[i]!)),
+      unknown: median(samples.unknown.map((ms, i) => ms - rounds[i]!)),
+      disabled: median(samples.disabled.map((ms, i) => ms - rounds[i]!)),
+    };
     const spread = Math.max(...Object.values(medians)) - Math.min(...Object.values(medians));
-    expect({ medians, spread: spread <= 5 }).toEqual({ medians, spread: true });
+    const raw = { existing: median(samples.existing), unknown: median(samples.unknown), disabled: median(samples.disabled) };
+    expect({ medians, raw, spread: spread <= 5 }).toEqual({ medians, raw, spread: true });
     expect(bodies.size).toBe(1);
     agent.destroy();
     // Only the existing accounts were mailed.

@@ -592,7 +592,8 @@ async function tickOnce(deps: AppDeps, input: TickInput, now: Date): Promise<Tic
   if (kind?.campaign_type === 'sms_blast') return smsBlastTick(deps, input, now);
   const tickStarted = performance.now();
   const reaped = await reapExpired(deps, input, now);
-  const pacing = await pace(deps, input, await runCounters(deps, input.tenantId, input.campaignId, new Date(input.runStartedAt)));
+  const paced = await runCounters(deps, input.tenantId, input.campaignId, new Date(input.runStartedAt));
+  const pacing = await pace(deps, input, paced);
   const ids = Array.from({ length: input.options.batch_size }, (_, i) => tickRowId(input.tickKey, i));
   const earlier = await withTenantSql(deps.db, input.tenantId, (sql) =>
     sql.query<PlannedCall>(`SELECT id, debt_id, to_number, from_number, call_uuid FROM call_attempts WHERE id = ANY ($1::uuid[])`, [ids]),
@@ -617,8 +618,11 @@ async function tickOnce(deps: AppDeps, input: TickInput, now: Date): Promise<Tic
     outcome = await placeCalls(deps, input.tenantId, campaign[0]!, decided.calls, input.options);
   }
   dialerMetrics.blocked(decided.blockedGates ?? []);
-  const run = await runCounters(deps, input.tenantId, input.campaignId, new Date(input.runStartedAt));
-  dialerMetrics.answered(input.campaignId, run.connected - (input.lastCounters?.connected ?? 0), run.abandoned - (input.lastCounters?.abandoned ?? 0));
+  const counted = await runCounters(deps, input.tenantId, input.campaignId, new Date(input.runStartedAt));
+  // The next tick feeds the controller what connected or was abandoned since `paced`: a call that
+  // ended while this tick ran is counted then, never skipped (it is not in what this tick paced on).
+  const run = { ...counted, connected: paced.connected, abandoned: paced.abandoned };
+  dialerMetrics.answered(input.campaignId, paced.connected - (input.lastCounters?.connected ?? 0), paced.abandoned - (input.lastCounters?.abandoned ?? 0));
   dialerMetrics.inFlight(input.campaignId, decided.state === 'running' ? run.in_flight : null);
   dialerMetrics.tickDuration((performance.now() - tickStarted) / 1000);
   return {
