@@ -7,16 +7,17 @@ import { ROOT_DIR } from '../../src/config';
 import { startSwitchRig, waitFor, type SwitchRig } from '../helpers/dial-loop';
 import { httpRequest, provisionTenant, startTestApp, testEnv, type ProvisionedTenant, type TestApp } from '../helpers/harness';
 
-jest.setTimeout(60_000);
+jest.setTimeout(120_000);
 
 /**
  * Long on purpose: nothing in these processes has work to finish at the signal (the request in
  * flight is released at once), so they must exit well inside the grace. In particular the worker's
  * idle outbox waiter (awaitWebhookOutbox) must end at the signal, not be cancelled when the grace
- * runs out.
+ * runs out. The bound is far under the grace yet leaves room for a loaded machine (a full suite on
+ * two cores once took 13.5 s where a quiet run takes 1 s).
  */
-const GRACE_MS = 30_000;
-const EXIT_WITHIN_MS = 12_000;
+const GRACE_MS = 60_000;
+const EXIT_WITHIN_MS = 25_000;
 
 interface Spawned {
   child: ChildProcess;
@@ -63,6 +64,21 @@ function stepsOf(p: Spawned, role: string): unknown[] {
   const steps = p.logs.filter((l) => l.role === role && l.msg === 'shutdown step').sort((a, b) => (a.n as number) - (b.n as number));
   expect(steps.every((l) => l.of === steps.length)).toBe(true);
   return steps.map((l) => l.step);
+}
+
+/** What each process logged from the signal on, with milliseconds since it: a slow exit explains itself. */
+function timeline(p: Spawned, since: number): string {
+  return p.logs
+    .map((l) => ({ at: Date.parse(String(l.time)) - since, line: [l.role, l.msg, l.step ?? ''].join(' ') }))
+    .filter((l) => l.at >= 0)
+    .sort((a, b) => a.at - b.at)
+    .map((l) => `${l.at} ms ${l.line}`)
+    .join('\n');
+}
+
+function expectExitedWithin(p: Spawned, exit: { at: number }, since: number): void {
+  const took = exit.at - since;
+  if (took >= EXIT_WITHIN_MS) throw new Error(`exited ${took} ms after the signal (bound ${EXIT_WITHIN_MS} ms):\n${timeline(p, since)}`);
 }
 
 function refused(port: number): Promise<boolean> {
@@ -147,7 +163,7 @@ describe('graceful shutdown of the API (src/main.ts)', () => {
 
     const exit = await api.exited;
     expect(exit).toMatchObject({ code: 0, signal: null });
-    expect(exit.at - signalledAt).toBeLessThan(EXIT_WITHIN_MS);
+    expectExitedWithin(api, exit, signalledAt);
     // npm start is a supervisor: its API process drained the request, then the worker process stopped.
     expect(stepsOf(api, 'supervisor')).toEqual([
       'api processes (stop accepting, close websockets, drain requests)',
@@ -179,7 +195,7 @@ describe('graceful shutdown of the API (src/main.ts)', () => {
     api.child.kill('SIGINT');
     const exit = await api.exited;
     expect(exit.code).toBe(1);
-    expect(exit.at - secondAt).toBeLessThan(EXIT_WITHIN_MS);
+    expectExitedWithin(api, exit, secondAt);
     expect(api.logs.some((l) => l.msg === 'forced exit' && l.why === 'second signal SIGINT')).toBe(true);
   });
 });
@@ -215,7 +231,7 @@ describe('graceful shutdown of a standalone worker (workers/main.ts)', () => {
     worker.child.kill('SIGTERM');
     const exit = await worker.exited;
     expect(exit).toMatchObject({ code: 0, signal: null });
-    expect(exit.at - signalledAt).toBeLessThan(EXIT_WITHIN_MS);
+    expectExitedWithin(api, exit, signalledAt);
     const steps = stepsOf(worker, 'worker');
     expect(steps).toEqual([
       'temporal worker (in-flight activities finish or are cancelled)',
