@@ -231,7 +231,7 @@ describe('graceful shutdown of a standalone worker (workers/main.ts)', () => {
     worker.child.kill('SIGTERM');
     const exit = await worker.exited;
     expect(exit).toMatchObject({ code: 0, signal: null });
-    expectExitedWithin(api, exit, signalledAt);
+    expectExitedWithin(worker, exit, signalledAt);
     const steps = stepsOf(worker, 'worker');
     expect(steps).toEqual([
       'temporal worker (in-flight activities finish or are cancelled)',
