@@ -24,7 +24,8 @@ import { api, argNumber, freshDatabase, machineLine, percentile } from './suppor
  *    campaigns with nothing to dial (no leads, no agents; every campaign type that runs a loop
  *    and the human-initiated ones): CPU and /v1/me again.
  * 2. Same product: a million debts imported 10,000 per request, then GET /v1/debts?limit=200
- *    (first page under load, and a walk of consecutive pages).
+ *    (first page under load, and a walk of consecutive pages); then a million call attempts and
+ *    half a million recordings over those debts, and 200 pages of each history listing.
  * 3. Compliance decisions paced at --rate per second against that tenant, made as the worker
  *    makes them (evaluate(): facts, decision, evidence).
  * 4. Restart: --restart-campaigns running campaigns, the worker killed; leads imported while it is
@@ -36,13 +37,13 @@ import { api, argNumber, freshDatabase, machineLine, percentile } from './suppor
  *
  * Flags: --idle-campaigns=100 --window=30 --debts=1000000 --batch=10000 --rate=1000
  *        --decide-seconds=20 --restart-campaigns=200 --shared-campaigns=20 --shared-leads=2000
- *        --phases=idle,debts,decisions,restart,shared
+ *        --cdr-rows=1000000 --phases=idle,debts,pages,decisions,restart,shared
  */
 
 const DB_URL = process.env.BENCH_SCALE_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/dialer_bench_scale';
 const ADMIN = randomBytes(24).toString('hex');
 const CLK_TCK = 100;
-const phases = new Set((process.argv.find((a) => a.startsWith('--phases='))?.split('=')[1] ?? 'idle,debts,decisions,restart,shared').split(','));
+const phases = new Set((process.argv.find((a) => a.startsWith('--phases='))?.split('=')[1] ?? 'idle,debts,pages,decisions,restart,shared').split(','));
 const results: Record<string, unknown> = { machine: machineLine(), started_at: new Date().toISOString() };
 const log = (msg: string) => process.stderr.write(`[bench:scale ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
@@ -301,7 +302,7 @@ async function productPhases(): Promise<void> {
       log(JSON.stringify(results.idle));
     }
 
-    if (phases.has('debts') || phases.has('decisions')) {
+    if (phases.has('debts') || phases.has('decisions') || phases.has('pages')) {
       const total = argNumber('debts', 1_000_000);
       const batch = argNumber('batch', 10_000);
       log(`importing ${total} debts, ${batch} per request`);
@@ -342,6 +343,7 @@ async function productPhases(): Promise<void> {
       log(JSON.stringify(results.debts));
     }
 
+    if (phases.has('pages')) await historyPages(port, tenant);
     if (phases.has('decisions')) await decisions(tenant.tenantId);
 
     if (phases.has('restart')) {
@@ -379,6 +381,74 @@ async function productPhases(): Promise<void> {
     if (proc.child.exitCode === null) process.kill(-root, 'SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** 200 consecutive pages of one listing, one request at a time: p50, p99 and max in ms. */
+async function walkPages(port: number, key: string, route: string, field: string): Promise<{ p50: number; p99: number; max: number; rows: number }> {
+  const times: number[] = [];
+  let cursor: string | null = null;
+  let rows = 0;
+  for (let i = 0; i < 200; i += 1) {
+    const t = process.hrtime.bigint();
+    const res = await api(port, 'GET', `${route}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, key);
+    times.push(Number(process.hrtime.bigint() - t) / 1e6);
+    if (res.status !== 200) throw new Error(`${route}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+    rows += (res.body[field] as unknown[]).length;
+    cursor = res.body.next_cursor;
+    if (!cursor) break;
+  }
+  times.sort((a, b) => a - b);
+  const r = (v: number) => Math.round(v * 10) / 10;
+  return { p50: r(percentile(times, 50)), p99: r(percentile(times, 99)), max: r(times.at(-1)!), rows };
+}
+
+/**
+ * The call history's pages at scale: --cdr-rows call attempts over the million debts (their
+ * original rows, a week of them) and a recording for every second one, written set-based as the
+ * owner (as months of dialing would have left them), then 200 pages of GET /v1/calls,
+ * /v1/call_attempts and /v1/recordings walked from the newest.
+ */
+async function historyPages(port: number, tenant: { tenantId: string; key: string }): Promise<void> {
+  const total = argNumber('cdr-rows', 1_000_000);
+  const chunk = 100_000;
+  log(`writing ${total} call attempts and ${Math.floor(total / 2)} recordings`);
+  const t0 = Date.now();
+  for (let from = 0; from < total; from += chunk) {
+    await ownerQuery(
+      `WITH d AS (
+         SELECT id, consumer_ref, external_ref, row_number() OVER (ORDER BY id) AS n FROM debts WHERE tenant_id = $1::uuid LIMIT $3::int
+       ),
+       a AS (
+         INSERT INTO call_attempts (tenant_id, debt_id, consumer_ref, debt_key, to_number, started_at, answered_at, ended_at, disposition, inserted_at, call_uuid)
+         SELECT $1::uuid, d.id, d.consumer_ref, d.external_ref, '+1212' || lpad((2000000 + g % 7999999)::text, 7, '0'),
+                at, at + interval '5 seconds', at + interval '95 seconds', CASE WHEN g % 2 = 0 THEN 'completed' ELSE 'no_answer' END, at,
+                'bench-' || g
+           FROM generate_series($2::int + 1, $2::int + $3::int) g
+           JOIN d ON d.n = g - $2::int
+           CROSS JOIN LATERAL (SELECT now() - (g * interval '600 milliseconds') AS at) t
+         RETURNING id, debt_id, to_number, started_at, call_uuid
+       )
+       INSERT INTO recordings (tenant_id, call_attempt_id, call_uuid, debt_id, phone_number, started_at, ended_at, duration_secs,
+                               storage_key, content_type, size_bytes, retained_until)
+       SELECT $1::uuid, a.id, a.call_uuid, a.debt_id, a.to_number, a.started_at, a.started_at + interval '95 seconds', 95,
+              'bench/' || a.call_uuid || '.wav', 'audio/wav', 1520044, (now() + interval '7 years')::date
+         FROM a WHERE right(a.call_uuid, 1) IN ('0', '2', '4', '6', '8')`,
+      [tenant.tenantId, from, Math.min(chunk, total - from)],
+    );
+  }
+  await ownerQuery('ANALYZE call_attempts, recordings');
+  const writeSeconds = Math.round((Date.now() - t0) / 100) / 10;
+  const calls = await walkPages(port, tenant.key, '/v1/calls?limit=200', 'calls');
+  const attempts = await walkPages(port, tenant.key, '/v1/call_attempts?limit=200', 'call_attempts');
+  const recordings = await walkPages(port, tenant.key, '/v1/recordings?limit=200', 'recordings');
+  results.pages = {
+    call_attempts: total,
+    recordings: Math.floor(total / 2),
+    written_in_s: writeSeconds,
+    walk_200_pages_ms: { calls, call_attempts: attempts, recordings },
+    goal: 'p99 <= 50 ms (the debts page goal, held by every history listing)',
+  };
+  log(JSON.stringify(results.pages));
 }
 
 async function decisions(tenantId: string): Promise<void> {
@@ -568,7 +638,7 @@ async function dialsOf(metricsPort: number): Promise<number> {
 async function main(): Promise<void> {
   log(`fresh database ${DB_URL}`);
   await freshDatabase(DB_URL);
-  if (['idle', 'debts', 'decisions', 'restart'].some((p) => phases.has(p))) await productPhases();
+  if (['idle', 'debts', 'pages', 'decisions', 'restart'].some((p) => phases.has(p))) await productPhases();
   if (phases.has('shared')) await sharedPhase();
   results.finished_at = new Date().toISOString();
   process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
