@@ -16,13 +16,11 @@ export interface RecordingFilters {
 /**
  * The terminal CDR row is the latest correction of the call's original row, else the original.
  * call_attempt_id names the original; a correction's id there is followed back to its original
- * (`o`), so the disposition is the same either way. The original's id is a CASE, not a COALESCE:
- * under row-level security a COALESCE counts as able to leak, so the probe that uses it would be
- * a filter over the tenant's whole CDR for every recording instead of an index condition.
+ * (`o`), so the disposition is the same either way.
  */
 export const RECORDINGS_FROM = `recordings r
   LEFT JOIN LATERAL (
-    SELECT CASE WHEN c.corrects_id IS NULL THEN c.id ELSE c.corrects_id END AS original_id FROM call_attempts c
+    SELECT coalesce(c.corrects_id, c.id) AS original_id FROM call_attempts c
      WHERE c.tenant_id = r.tenant_id AND c.id = r.call_attempt_id
   ) o ON true
   LEFT JOIN LATERAL (
