@@ -36,7 +36,7 @@ import { api, argNumber, freshDatabase, machineLine, percentile } from './suppor
  *    call.* event; one worker is killed half-way and the other finishes.
  *
  * Flags: --idle-campaigns=100 --window=30 --debts=1000000 --batch=10000 --rate=1000
- *        --decide-seconds=20 --restart-campaigns=200 --shared-campaigns=20 --shared-leads=2000
+ *        --decide-seconds=20 --decide-warm-seconds=3 --restart-campaigns=200 --shared-campaigns=20 --shared-leads=2000
  *        --cdr-rows=1000000 --phases=idle,debts,pages,decisions,restart,shared
  */
 
@@ -451,11 +451,44 @@ async function historyPages(port: number, tenant: { tenantId: string; key: strin
   log(JSON.stringify(results.pages));
 }
 
+/**
+ * Runs `total` calls of `work` paced at `rate` per second (each started on its due time, not after
+ * the previous one answers) and answers each call's latency in milliseconds, sorted.
+ */
+async function paced(rate: number, total: number, work: (i: number) => Promise<void>): Promise<number[]> {
+  const latencies: number[] = [];
+  const pending: Promise<void>[] = [];
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < total; i += 1) {
+    const due = start + BigInt(Math.round((i * 1e9) / rate));
+    const wait = Number(due - process.hrtime.bigint()) / 1e6;
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    const t = process.hrtime.bigint();
+    pending.push(work(i).then(() => void latencies.push(Number(process.hrtime.bigint() - t) / 1e6)));
+  }
+  await Promise.all(pending);
+  return latencies.sort((a, b) => a - b);
+}
+
+function latencySummary(sorted: number[]): { p50: number; p90: number; p99: number; max: number } {
+  const r = (v: number) => Math.round(v * 100) / 100;
+  return { p50: r(percentile(sorted, 50)), p90: r(percentile(sorted, 90)), p99: r(percentile(sorted, 99)), max: r(sorted.at(-1)!) };
+}
+
+/**
+ * Decisions as the worker makes them (evaluate(): facts, decision, evidence, committed), paced at
+ * --rate after a paced warm-up (a worker is a long-running process: the figures are its steady
+ * state, not V8 compiling the decision path). Printed beside them, on the same connections: a lone
+ * decision (one at a time, nothing else in flight) and an empty transaction paced at the same rate
+ * (BEGIN, SELECT 1, COMMIT), the floors this machine puts under any decision.
+ */
 async function decisions(tenantId: string): Promise<void> {
   const rate = argNumber('rate', 1000);
   const seconds = argNumber('decide-seconds', 20);
+  const warmSeconds = argNumber('decide-warm-seconds', 3);
   const db = createDatabase(DB_URL.replace('postgresql://postgres@', 'postgresql://dialer_app@'), 8);
   const logger = createLogger('silent');
+  const actor = { type: 'system', id: null };
   try {
     const sample = await withTenantSql(db, tenantId, (sql) =>
       sql.query<{ debt_id: string; phone_e164: string }>(
@@ -468,33 +501,33 @@ async function decisions(tenantId: string): Promise<void> {
       const row = sample[i % sample.length]!;
       return { debtId: row.debt_id, phone: row.phone_e164, channel: 'voice', campaignId: null, initiation: 'automated', artificialVoice: false };
     };
-    for (let i = 0; i < 200; i += 1) await evaluate({ db, logger }, tenantId, [request(i)], { actor: { type: 'system', id: null } });
-    log(`decisions paced at ${rate}/s for ${seconds} s`);
-    const latencies: number[] = [];
-    const pending: Promise<void>[] = [];
-    const start = process.hrtime.bigint();
-    const total = rate * seconds;
-    for (let i = 0; i < total; i += 1) {
-      const due = start + BigInt(Math.round((i * 1e9) / rate));
-      const wait = Number(due - process.hrtime.bigint()) / 1e6;
-      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    const decide = async (i: number) => {
+      const [d] = await evaluate({ db, logger }, tenantId, [request(i)], { actor });
+      if (!d?.decisionId) throw new Error(`a decision without evidence: ${JSON.stringify(d)}`);
+    };
+    log(`decisions: ${warmSeconds} s of warm-up at ${rate}/s`);
+    await paced(rate, rate * warmSeconds, (i) => decide(i + 100_000));
+    const lone: number[] = [];
+    for (let i = 0; i < 500; i += 1) {
       const t = process.hrtime.bigint();
-      pending.push(
-        evaluate({ db, logger }, tenantId, [request(i + 200)], { actor: { type: 'system', id: null } }).then(([d]) => {
-          if (!d?.decisionId) throw new Error(`a decision without evidence: ${JSON.stringify(d)}`);
-          latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
-        }),
-      );
+      await decide(i + 200_000);
+      lone.push(Number(process.hrtime.bigint() - t) / 1e6);
     }
-    await Promise.all(pending);
+    lone.sort((a, b) => a - b);
+    const empty = await paced(rate, rate * 5, async () => {
+      await db.pool.query('BEGIN; SELECT 1; COMMIT');
+    });
+    log(`decisions paced at ${rate}/s for ${seconds} s`);
+    const start = process.hrtime.bigint();
+    const latencies = await paced(rate, rate * seconds, (i) => decide(i));
     const elapsed = Number(process.hrtime.bigint() - start) / 1e9;
-    latencies.sort((a, b) => a - b);
-    const r = (v: number) => Math.round(v * 100) / 100;
     results.decisions = {
       rate_per_s: rate,
-      achieved_per_s: Math.round(total / elapsed),
-      decisions: total,
-      latency_ms: { p50: r(percentile(latencies, 50)), p90: r(percentile(latencies, 90)), p99: r(percentile(latencies, 99)), max: r(latencies.at(-1)!) },
+      achieved_per_s: Math.round((rate * seconds) / elapsed),
+      decisions: rate * seconds,
+      latency_ms: latencySummary(latencies),
+      lone_decision_ms: latencySummary(lone),
+      empty_transaction_at_rate_ms: latencySummary(empty),
       goal: 'p99 <= 5 ms',
     };
     log(JSON.stringify(results.decisions));
