@@ -3,6 +3,7 @@ import { withTenantSql, type SqlTx } from '../../src/lib/tenancy';
 import { listCdrRows } from '../../src/modules/cdr/cdr.repository';
 import { listCallAttemptRows, listDebtRows } from '../../src/modules/debts/debt.repository';
 import { listRecordingRows } from '../../src/modules/recordings/recording.repository';
+import { countAnsweredCalls, pressBreakdown } from '../../src/modules/survey/survey.repository';
 import { provisionTenant, startTestApp, type ProvisionedTenant, type TestApp } from '../helpers/harness';
 
 jest.setTimeout(60_000);
@@ -41,9 +42,10 @@ beforeAll(async () => {
     );
     await sql.query(
       `WITH a AS (
-         INSERT INTO call_attempts (tenant_id, debt_id, consumer_ref, debt_key, to_number, call_uuid, started_at, ended_at, disposition, inserted_at)
-         SELECT tenant_id, id, consumer_ref, external_ref, '+12125550100', 'plan-' || id, created_at, created_at + interval '1 minute',
-                'answered_human', created_at
+         INSERT INTO call_attempts (tenant_id, debt_id, consumer_ref, debt_key, to_number, call_uuid, started_at, answered_at, ended_at,
+                                    disposition, inserted_at)
+         SELECT tenant_id, id, consumer_ref, external_ref, '+12125550100', 'plan-' || id, created_at, created_at + interval '5 seconds',
+                created_at + interval '1 minute', 'answered_human', created_at
            FROM debts
          RETURNING id, debt_id, call_uuid, started_at
        )
@@ -67,7 +69,7 @@ afterAll(async () => {
 });
 
 /** The plan of the one statement `list` runs, as the application role in the tenant's transaction. */
-async function planOf(list: (sql: SqlTx) => Promise<unknown>): Promise<string> {
+async function planOf(list: (sql: SqlTx) => Promise<unknown>, settings: string[] = []): Promise<string> {
   return withTenantSql(app.deps.db, tenant.tenantId, async (sql) => {
     const seen: { text: string; values: unknown[] }[] = [];
     await list({
@@ -79,6 +81,7 @@ async function planOf(list: (sql: SqlTx) => Promise<unknown>): Promise<string> {
     expect(seen).toHaveLength(1);
     await sql.query('SET LOCAL enable_hashjoin = off');
     await sql.query('SET LOCAL enable_mergejoin = off');
+    for (const setting of settings) await sql.query(`SET LOCAL ${setting}`);
     const rows = await sql.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${seen[0]!.text}`, seen[0]!.values);
     return rows.map((r) => r['QUERY PLAN']).join('\n');
   });
@@ -98,5 +101,24 @@ describe('history listings are index probes under row-level security', () => {
     const plan = await planOf(list);
     expect(plan).toContain('Index');
     expect(plan.split('\n').filter((line) => HISTORY_TABLES.some((t) => line.includes(`Seq Scan on ${t} `)))).toEqual([]);
+  });
+});
+
+describe('a survey window narrows its index scans under row-level security', () => {
+  // With sequential scans off the planner takes the campaign's index either way; what the test
+  // tells apart is whether the window's bounds are index conditions or a filter over every row of
+  // the campaign (a bound on an expression of the column, or one the planner may not push beneath
+  // the tenant policy).
+  const window = { from: new Date('2026-11-01T00:00:00.000Z'), to: new Date('2026-11-02T00:00:00.000Z') };
+  const campaignId = '00000000-0000-4000-8000-000000000001';
+  it.each([
+    ['answered calls, a window', (sql: SqlTx) => countAnsweredCalls(sql, campaignId, window.from, window.to), 'started_at'],
+    ['answered calls, open bounds', (sql: SqlTx) => countAnsweredCalls(sql, campaignId, null, null), 'started_at'],
+    ['key presses, a window', (sql: SqlTx) => pressBreakdown(sql, campaignId, window.from, window.to), 'pressed_at'],
+    ['key presses, open bounds', (sql: SqlTx) => pressBreakdown(sql, campaignId, null, null), 'pressed_at'],
+  ])('%s', async (_name, list, column) => {
+    const plan = await planOf(list, ['enable_seqscan = off']);
+    const conditions = plan.split('\n').filter((line) => line.includes('Index Cond:'));
+    expect(conditions.some((line) => line.includes('campaign_id') && line.includes(`${column} >=`) && line.includes(`${column} <`))).toBe(true);
   });
 });

@@ -1,18 +1,8 @@
 import type { AppDeps } from '../../deps';
 import { badRequest, notFound, unprocessable } from '../../lib/errors';
 import { withTenantSql } from '../../lib/tenancy';
+import { countAnsweredCalls, pressBreakdown, type PressRow } from './survey.repository';
 import { DIGITS } from './survey.schemas';
-
-interface PressRow {
-  /** GROUPING(menu_path, digit, action): which grouping set the row belongs to. */
-  g: number;
-  menu_path: string | null;
-  digit: string | null;
-  action: string | null;
-  presses: number;
-  calls: number;
-  optouts: number;
-}
 
 interface MenuResult {
   menu_path: string;
@@ -57,29 +47,9 @@ export async function surveyResults(deps: AppDeps, tenantId: string, campaignId:
   if (from && to && from > to) throw unprocessable("'from' must not be after 'to'");
 
   return withTenantSql(deps.db, tenantId, async (sql) => {
-    const [campaign] = await sql.query<{ calls_answered: number }>(
-      `SELECT (SELECT count(*)::int FROM call_attempts a
-                WHERE a.campaign_id = c.id AND a.corrects_id IS NULL AND a.answered_at IS NOT NULL
-                  AND a.started_at >= coalesce($2::timestamptz, '-infinity') AND a.started_at < coalesce($3::timestamptz, 'infinity')) AS calls_answered
-         FROM campaigns c WHERE c.id = $1::uuid`,
-      [campaignId, from, to],
-    );
-    if (!campaign) throw notFound();
-
-    // One pass over the window's presses yields every breakdown: per (menu, digit), per (menu,
-    // action), per menu and the campaign total; GROUPING tells the sets apart, since a null action
-    // is a real value here (a key with no menu entry).
-    const rows = await sql.query<PressRow>(
-      `SELECT GROUPING(menu_path, digit, action) AS g, menu_path, digit, action,
-              count(*)::int AS presses,
-              count(DISTINCT call_attempt_id)::int AS calls,
-              count(DISTINCT call_attempt_id) FILTER (WHERE action = 'optout')::int AS optouts
-         FROM call_keypresses
-        WHERE campaign_id = $1::uuid
-          AND pressed_at >= coalesce($2::timestamptz, '-infinity') AND pressed_at < coalesce($3::timestamptz, 'infinity')
-        GROUP BY GROUPING SETS ((menu_path, digit), (menu_path, action), (menu_path), ())`,
-      [campaignId, from, to],
-    );
+    const callsAnswered = await countAnsweredCalls(sql, campaignId, from, to);
+    if (callsAnswered === null) throw notFound();
+    const rows = await pressBreakdown(sql, campaignId, from, to);
 
     const menus = new Map<string, MenuResult>();
     const menu = (path: string) => {
@@ -109,7 +79,7 @@ export async function surveyResults(deps: AppDeps, tenantId: string, campaignId:
       campaign_id: campaignId.toLowerCase(),
       from: from?.toISOString() ?? null,
       to: to?.toISOString() ?? null,
-      calls_answered: campaign.calls_answered,
+      calls_answered: callsAnswered,
       calls_with_keypress: total?.calls ?? 0,
       keypresses: total?.presses ?? 0,
       optouts: total?.optouts ?? 0,
