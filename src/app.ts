@@ -2,7 +2,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { requestId } from 'hono/request-id';
 import type { AppDeps } from './deps';
-import { authenticate, forgetCredentialsAfterWrite } from './lib/auth';
+import { authenticate, forgetCachedAfterWrite } from './lib/auth';
 import { UNAUTHENTICATED_V1 } from './lib/auth-scope';
 import type { AppEnv } from './lib/context';
 import { bodySizeLimit, closeOnUnreadBody, errorHandler, rejectNulInput, requestLogging, requireJsonBodies, routeNotFound } from './lib/http-middleware';
@@ -65,7 +65,7 @@ import { switchDirectoryRoutes } from './modules/switch-directory/switch-directo
 function tenantAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
   const auth = authenticate(deps);
   return async (c, next) => {
-    if (UNAUTHENTICATED_V1.some((re) => re.test(c.req.path))) return forgetCredentialsAfterWrite(deps, c, null, next);
+    if (UNAUTHENTICATED_V1.some((re) => re.test(c.req.path))) return forgetCachedAfterWrite(deps, c, null, next);
     return auth(c, next);
   };
 }

@@ -11,6 +11,7 @@ import type { ObjectStore, UrlSigner } from './lib/object-store';
 import type { RateLimits } from './lib/rate-limit';
 import type { EslManager } from './switch/esl';
 import type { BrowserSoftphones } from './modules/agents/softphones';
+import type { TenantRecord } from './modules/tenants/tenant.views';
 
 /** Everything a route, service or activity factory may depend on; wired once at start-up. */
 export interface AppDeps {
@@ -33,6 +34,8 @@ export interface AppDeps {
   fileSigner: UrlSigner | null;
   /** Resolved bearers kept for at most CREDENTIAL_CACHE_TTL_MS; absent: every request resolves in PostgreSQL. */
   credentials?: CredentialCache<ResolvedCredential>;
+  /** The caller's tenant row for `GET /v1/me`, kept and forgotten exactly as `credentials` (same TTL, same writes). */
+  tenantRows?: CredentialCache<TenantRecord>;
   /** The embedded simulator's browser softphones (SIM_AUTO_REGISTER); absent where browsers register themselves. */
   softphones?: BrowserSoftphones;
 }

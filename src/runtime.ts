@@ -8,6 +8,8 @@ import { createApp } from './app';
 import type { Config } from './config';
 import type { AppDeps } from './deps';
 import { createCredentialCache } from './lib/auth';
+import { CredentialCache } from './lib/credential-cache';
+import type { TenantRecord } from './modules/tenants/tenant.views';
 import { CryptoBox } from './lib/crypto-box';
 import { createDatabase } from './lib/db';
 import { systemResolver, type Resolver } from './lib/egress';
@@ -91,6 +93,7 @@ export async function createDeps(config: Config, logger: Logger, temporal: Tempo
     mailer: createMailer({ smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, box, logger }),
     decoyPasswordHash: await createDecoyHash(config.PASSWORD_PBKDF2_ITERATIONS),
     credentials: createCredentialCache(config.CREDENTIAL_CACHE_TTL_MS),
+    tenantRows: new CredentialCache<TenantRecord>({ ttlMs: config.CREDENTIAL_CACHE_TTL_MS }),
   };
 }
 

@@ -410,7 +410,7 @@ export interface paths {
         };
         /**
          * The calling tenant, and the user for a dashboard session
-         * @description The Tenant view includes `agent_wrap_up_seconds` (the wrap-up cap a seat spends in wrap_up after a bridged call; 0 = straight back to available) and `plan_status` (active, trialing, past_due, suspended, cancelled); both are read-only here and set by the platform operator.
+         * @description The Tenant view includes `agent_wrap_up_seconds` (the wrap-up cap a seat spends in wrap_up after a bridged call; 0 = straight back to available) and `plan_status` (active, trialing, past_due, suspended, cancelled); both are read-only here and set by the platform operator. Each API process answers from a copy of the tenant kept for at most a second (CREDENTIAL_CACHE_TTL_MS, as credentials are): a change made through the same process shows on the next request, one made elsewhere (another API process, a billing run setting plan_status) within that second.
          */
         get: operations["getMe"];
         put?: never;

@@ -88,20 +88,23 @@ const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /**
  * A write request may have revoked, suspended or disabled what a cached credential rests on (a key
  * deleted, a session logged out, a password changed, a user or agent disabled, a tenant suspended
- * by the operator): once it has run, this process forgets the credentials it could have touched, so
- * the next request of any client of this process is judged by the database. `tenantId` null: the
- * request had no tenant bearer (auth and operator routes), so every tenant's are forgotten.
+ * by the operator) or changed a cached tenant row (a rename, the operator's settings): once it has
+ * run, this process forgets the credentials and tenant rows it could have touched, so the next
+ * request of any client of this process is judged by the database. `tenantId` null: the request
+ * had no tenant bearer (auth and operator routes), so every tenant's are forgotten.
  */
-export async function forgetCredentialsAfterWrite(deps: AppDeps, c: Context, tenantId: string | null, next: () => Promise<unknown>): Promise<void> {
-  if (READS.has(c.req.method) || !deps.credentials) {
+export async function forgetCachedAfterWrite(deps: AppDeps, c: Context, tenantId: string | null, next: () => Promise<unknown>): Promise<void> {
+  if (READS.has(c.req.method)) {
     await next();
     return;
   }
   try {
     await next();
   } finally {
-    if (tenantId) deps.credentials.forgetTenant(tenantId);
-    else deps.credentials.clear();
+    for (const cache of [deps.credentials, deps.tenantRows]) {
+      if (tenantId) cache?.forgetTenant(tenantId);
+      else cache?.clear();
+    }
   }
 }
 
@@ -113,7 +116,7 @@ export function authenticate(deps: AppDeps): MiddlewareHandler<AppEnv> {
     if (resolved.tenantStatus !== 'active') throw forbidden('tenant is suspended');
     c.set('principal', resolved.principal);
     c.set('logger', c.get('logger').child({ tenant_id: resolved.principal.tenantId, principal: resolved.principal.kind }));
-    await forgetCredentialsAfterWrite(deps, c, resolved.principal.tenantId, () => widgetAllowlist(c, next));
+    await forgetCachedAfterWrite(deps, c, resolved.principal.tenantId, () => widgetAllowlist(c, next));
   };
 }
 

@@ -2,7 +2,8 @@
  * Resolved bearer credentials, kept for at most `ttlMs` per API process. A revocation, a
  * suspension or a disabled user written by another process (another API process, a worker, the
  * operator CLI) is honoured within `ttlMs`; one written by a request of this process is honoured on
- * the next request, because every write request drops what it may have changed (see `forgetAfter`).
+ * the next request, because every write request drops what it may have changed (`forgetCachedAfterWrite`).
+The same cache keeps the tenant rows `GET /v1/me` answers with (keyed by tenant), on the same terms.
  * Only found credentials are kept: an unknown token is looked up every time, so a key minted on
  * another process works at once.
  */

@@ -72,6 +72,49 @@ describe('credential cache (CREDENTIAL_CACHE_TTL_MS)', () => {
     expect(await msUntil(b, t.apiKey, 403)).toBeLessThanOrEqual(1100);
   });
 
+  const renameInDatabase = (app: TestApp, tenantId: string, name: string) =>
+    withTenantSql(app.deps.db, tenantId, (sql) => sql.query('UPDATE tenants SET name = $1 WHERE id = $2::uuid', [name, tenantId]));
+
+  /** Milliseconds until /v1/me on `app` names the tenant `name`, polling every 25 ms for 3 s. */
+  async function msUntilNamed(app: TestApp, token: string, name: string): Promise<number> {
+    const start = Date.now();
+    for (;;) {
+      const res = await app.request('GET', '/v1/me', { token });
+      if (res.body.tenant?.name === name) return Date.now() - start;
+      if (Date.now() - start > 3000) throw new Error(`still ${JSON.stringify(res.body.tenant?.name)} after 3 s`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
+  it('keeps the tenant /v1/me answers with: a change written outside any API process shows within a second', async () => {
+    const t = await provisionTenant(a);
+    const before = (await b.request('GET', '/v1/me', { token: t.apiKey })).body.tenant.name;
+    // What a worker (a billing run's plan_status) or the operator CLI would write.
+    await renameInDatabase(a, t.tenantId, `${before}-renamed`);
+    const kept = await b.request('GET', '/v1/me', { token: t.apiKey });
+    const waited = await msUntilNamed(b, t.apiKey, `${before}-renamed`);
+    expect(kept.body.tenant.name).toBe(before);
+    expect(waited).toBeLessThanOrEqual(1100);
+  });
+
+  it('a rename through one process shows on its very next /v1/me, on the other within a second', async () => {
+    const t = await provisionTenant(a);
+    const before = (await a.request('GET', '/v1/me', { token: t.apiKey })).body.tenant.name;
+    expect((await b.request('GET', '/v1/me', { token: t.apiKey })).body.tenant.name).toBe(before);
+    const renamed = await a.request('PATCH', '/v1/tenant', { token: t.apiKey, body: { name: `${before}-patched` } });
+    expect(renamed.status).toBe(200);
+    expect((await a.request('GET', '/v1/me', { token: t.apiKey })).body.tenant.name).toBe(`${before}-patched`);
+    expect(await msUntilNamed(b, t.apiKey, `${before}-patched`)).toBeLessThanOrEqual(1100);
+  });
+
+  it('an operator change shows on that process at once', async () => {
+    const t = await provisionTenant(a);
+    expect((await a.request('GET', '/v1/me', { token: t.apiKey })).body.tenant.agent_wrap_up_seconds).not.toBe(45);
+    const patched = await a.request('PATCH', `/v1/admin/tenants/${t.tenantId}`, { token: ADMIN_TOKEN, body: { agent_wrap_up_seconds: 45 } });
+    expect(patched.status).toBe(200);
+    expect((await a.request('GET', '/v1/me', { token: t.apiKey })).body.tenant.agent_wrap_up_seconds).toBe(45);
+  });
+
   it('with CREDENTIAL_CACHE_TTL_MS=0 every request is judged by the database', async () => {
     const c = await startTestApp({ CREDENTIAL_CACHE_TTL_MS: '0' });
     try {
@@ -80,7 +123,10 @@ describe('credential cache (CREDENTIAL_CACHE_TTL_MS)', () => {
       expect((await c.request('GET', '/v1/me', { token: minted.body.token })).status).toBe(200);
       await revokeInDatabase(c, t.tenantId, minted.body.api_key.id);
       expect((await c.request('GET', '/v1/me', { token: minted.body.token })).status).toBe(401);
+      await renameInDatabase(c, t.tenantId, 'renamed-uncached');
+      expect((await c.request('GET', '/v1/me', { token: t.apiKey })).body.tenant.name).toBe('renamed-uncached');
       expect(c.deps.credentials?.size).toBe(0);
+      expect(c.deps.tenantRows?.size).toBe(0);
     } finally {
       await c.close();
     }

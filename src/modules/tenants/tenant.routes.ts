@@ -7,7 +7,7 @@ import { createRouter, errorResponses, IdParam, jsonBody, jsonContent, z } from 
 import { UserSchema } from '../users/user.schemas';
 import { getCurrentUser } from '../users/user.service';
 import { PatchTenantBody, PutRetentionBody, RetentionResult, TenantEnvelope, TenantSchema } from './tenant.schemas';
-import { getTenant, renameTenant, setRetentionMonths } from './tenant.service';
+import { getOwnTenant, getTenant, renameTenant, setRetentionMonths } from './tenant.service';
 
 const security = [{ bearer: [] }];
 const tags = ['Tenant'];
@@ -23,7 +23,7 @@ export function tenantRoutes(deps: AppDeps) {
       security,
       summary: 'The calling tenant, and the user for a dashboard session',
       description:
-        'The Tenant view includes `agent_wrap_up_seconds` (the wrap-up cap a seat spends in wrap_up after a bridged call; 0 = straight back to available) and `plan_status` (active, trialing, past_due, suspended, cancelled); both are read-only here and set by the platform operator.',
+        'The Tenant view includes `agent_wrap_up_seconds` (the wrap-up cap a seat spends in wrap_up after a bridged call; 0 = straight back to available) and `plan_status` (active, trialing, past_due, suspended, cancelled); both are read-only here and set by the platform operator. Each API process answers from a copy of the tenant kept for at most a second (CREDENTIAL_CACHE_TTL_MS, as credentials are): a change made through the same process shows on the next request, one made elsewhere (another API process, a billing run setting plan_status) within that second.',
       responses: {
         200: jsonContent(z.object({ tenant: TenantSchema, user: UserSchema.optional() }), 'Caller context'),
         ...errorResponses(401, 403),
@@ -31,7 +31,7 @@ export function tenantRoutes(deps: AppDeps) {
     }),
     async (c) => {
       const principal = c.get('principal');
-      const tenant = await getTenant(deps, principal.tenantId);
+      const tenant = await getOwnTenant(deps, principal.tenantId);
       if (principal.kind !== 'user') return c.json({ tenant }, 200);
       return c.json({ tenant, user: await getCurrentUser(deps, principal.tenantId, principal.userId) }, 200);
     },

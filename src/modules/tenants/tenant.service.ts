@@ -125,6 +125,20 @@ export async function createTenant(deps: AppDeps, input: AdminCreateTenantInput)
   }
 }
 
+/**
+ * The caller's own tenant (`GET /v1/me`): its row is kept for the credential cache's second
+ * (`deps.tenantRows`), so the hottest authenticated read costs no round trip. A change made through
+ * this process shows on its next request (every write request forgets the tenant's row); one made
+ * elsewhere (another API process, a worker's billing run) within the second.
+ */
+export async function getOwnTenant(deps: AppDeps, tenantId: string) {
+  const kept = deps.tenantRows?.get(tenantId);
+  const tenant = kept ?? (await findTenantById(deps.db, tenantId));
+  if (!tenant) throw notFound();
+  if (!kept) deps.tenantRows?.set(tenantId, tenantId, tenant);
+  return tenantView(tenant, deps.config.AI_MAX_CALL_SECONDS_DEFAULT);
+}
+
 export async function getTenant(deps: AppDeps, tenantId: string) {
   const tenant = await findTenantById(deps.db, tenantId);
   if (!tenant) throw notFound();
