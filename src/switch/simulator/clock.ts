@@ -21,7 +21,17 @@ interface RealTimer extends ClockTimer {
 export const realClock: Clock = {
   now: () => Date.now(),
   setTimeout(fn, ms) {
-    const timer = { __clockTimer: true as const, handle: setTimeout(fn, Math.max(0, ms)) };
+    // Node's timers run on the monotonic clock in whole milliseconds and can fire up to 1 ms before
+    // Date.now() reaches the due time; callers compare now() against deadlines they set with the
+    // same delay (a consumer still "speaking" when its end-of-line timer fires never hangs up), so a
+    // timer that wakes early waits out the remainder.
+    const due = Date.now() + Math.max(0, ms);
+    const timer: RealTimer = { __clockTimer: true, handle: setTimeout(fire, Math.max(0, ms)) };
+    function fire(): void {
+      const left = due - Date.now();
+      if (left > 0) timer.handle = setTimeout(fire, left);
+      else fn();
+    }
     return timer;
   },
   clearTimeout(timer) {
