@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { withTenantSql } from '../../src/lib/tenancy';
-import { callerIds, readCampaign } from '../../src/modules/dialer/dial-tick.service';
+import { readCampaign } from '../../src/modules/dialer/dial-tick.repository';
+import { callerIds } from '../../src/modules/dialer/dial-tick.service';
 import { ADMIN_TOKEN, provisionTenant, startTestApp, type ProvisionedTenant, type TestApp } from '../helpers/harness';
 
 /**

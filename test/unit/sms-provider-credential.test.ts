@@ -1,6 +1,7 @@
 import { CryptoBox } from '../../src/lib/crypto-box';
 import { assertApiKey } from '../../src/modules/sms-providers/sms-provider.rules';
-import { resolvedProviderOf, type StoredProvider } from '../../src/modules/sms-providers/sms-provider.resolve';
+import type { StoredProvider } from '../../src/modules/sms-providers/sms-provider.repository';
+import { resolvedProviderOf } from '../../src/modules/sms-providers/sms-provider.resolve';
 
 /**
  * Issue 17: which endpoint and which key a stored provider's sends get. The deployment's key

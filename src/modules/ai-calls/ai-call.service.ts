@@ -28,10 +28,13 @@ import {
   closeConversation,
   insertCallConversation,
   insertUsage,
+  releaseClaimedAgent,
   selectAiBudgetSeconds,
   selectAiCallFacts,
   selectCallDebt,
+  selectConversationAgentId,
   selectConversationByCall,
+  setEngineStateTurn,
   stampConversationEnd,
   type AiCallFacts,
   type CallDebt,
@@ -463,7 +466,7 @@ export async function endAiConversation(deps: AppDeps, ref: AiEndInput): Promise
     const say = parts.map((p) => ({ speaker: 'agent' as const, text: p.text, at_seconds: elapsed }));
     const closed = await closeConversation(sql, ref.callUuid, ref.outcome, [{ type: 'end', outcome: ref.outcome, reason: ref.reason }], say);
     if (closed && row.engine_state) {
-      await sql.query(`UPDATE ai_conversations SET engine_state = jsonb_set(engine_state, '{turn}', to_jsonb($2::int)) WHERE id = $1`, [row.id, turn]);
+      await setEngineStateTurn(sql, row.id, turn);
     }
     if (!closed) await stampConversationEnd(sql, ref.callUuid);
     return { spoke: closed && say.length > 0, conversationId: row.id, turn, parts };
@@ -498,13 +501,7 @@ export async function bridgeAiCallToHuman(
   try {
     await cmds.takeover({ consumerUuid: ref.callUuid, supervisor: { extension: agent.sip_extension }, variables: { dd_agent_id: agent.id } });
   } catch (err) {
-    await withTenantSql(deps.db, ref.tenantId, (sql) =>
-      sql.query(
-        `UPDATE agents SET presence = 'available', active_call_attempt_id = NULL, updated_at = now()
-          WHERE id = $1 AND presence = 'on_call' AND active_call_attempt_id = $2::uuid`,
-        [agent.id, ref.callAttemptId],
-      ),
-    );
+    await withTenantSql(deps.db, ref.tenantId, (sql) => releaseClaimedAgent(sql, agent.id, ref.callAttemptId));
     if (err instanceof EslUnavailableError) throw err;
     return null;
   }
@@ -526,7 +523,7 @@ export async function hangupAiCall(deps: AppDeps, ref: CallRef & { cause: string
 export async function meterAiCall(deps: AppDeps, ref: CallRef & { answeredAt: string; endedAt: string }): Promise<{ metered: boolean }> {
   return withTenantSql(deps.db, ref.tenantId, async (sql) => {
     const f = await selectAiCallFacts(sql, ref.callAttemptId);
-    const [conv] = await sql.query<{ ai_agent_id: string }>('SELECT ai_agent_id FROM ai_conversations WHERE call_uuid = $1', [ref.callUuid]);
+    const conversationAgentId = await selectConversationAgentId(sql, ref.callUuid);
     const ceiling = f?.ai_max_call_seconds ?? deps.config.AI_MAX_CALL_SECONDS_DEFAULT;
     const answeredAt = new Date(ref.answeredAt);
     const endedAt = new Date(Math.max(answeredAt.getTime(), Date.parse(ref.endedAt)));
@@ -535,7 +532,7 @@ export async function meterAiCall(deps: AppDeps, ref: CallRef & { answeredAt: st
       callUuid: ref.callUuid,
       callAttemptId: ref.callAttemptId,
       campaignId: f?.campaign_id ?? null,
-      aiAgentId: conv?.ai_agent_id ?? f?.ai_agent_id ?? null,
+      aiAgentId: conversationAgentId ?? f?.ai_agent_id ?? null,
       answeredAt,
       endedAt,
       billableSeconds: seconds,

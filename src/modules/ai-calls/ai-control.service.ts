@@ -6,7 +6,17 @@ import { withTenantSql } from '../../lib/tenancy';
 import { aiStopSignal, aiTakeoverSignal } from '../../../workflows/ai-call.workflow';
 import { aiCallWorkflowId } from '../../../workflows/ids';
 import type { TakeoverBody } from './ai-call.schemas';
-import { conversationView, type ConversationViewRow, CONVERSATION_COLUMNS } from './ai-call.views';
+import { conversationView } from './ai-call.views';
+import {
+  clearAiPause,
+  lockAiPausedAt,
+  lockConversation,
+  markConversationTakenOver,
+  selectAiPause,
+  selectLiveAiCallUuids,
+  selectTakeoverAgent,
+  setAiPaused,
+} from './ai-call.repository';
 import { wakeRunningCampaignRuns } from '../dialer/campaign-wake';
 
 type Actor = { type: ActorType; id: string | null };
@@ -33,20 +43,14 @@ async function signalAiCall(deps: AppDeps, tenantId: string, callUuid: string, s
  */
 export async function pauseAi(deps: AppDeps, tenantId: string, actor: Actor, reason: string | null) {
   const { paused, live } = await withTenantSql(deps.db, tenantId, async (sql) => {
-    const [before] = await sql.query<{ ai_paused_at: Date | null }>('SELECT ai_paused_at FROM tenants WHERE id = app_tenant_id() FOR UPDATE');
-    if (!before?.ai_paused_at) {
-      await sql.query('UPDATE tenants SET ai_paused_at = now(), ai_paused_reason = $1 WHERE id = app_tenant_id()', [reason]);
+    if (!(await lockAiPausedAt(sql))) {
+      await setAiPaused(sql, reason);
       await appendAuditSql(sql, tenantId, [
         { actorType: actor.type, actorId: actor.id, action: 'ai.paused', subjectType: 'tenant', subjectId: tenantId, payload: { reason } },
       ]);
     }
-    const [row] = await sql.query<{ ai_paused_at: Date; ai_paused_reason: string | null }>(
-      'SELECT ai_paused_at, ai_paused_reason FROM tenants WHERE id = app_tenant_id()',
-    );
-    const calls = await sql.query<{ call_uuid: string }>(
-      `SELECT call_uuid FROM ai_conversations WHERE status = 'active' AND kind = 'call' AND call_uuid IS NOT NULL ORDER BY started_at`,
-    );
-    return { paused: row!, live: calls.map((c) => c.call_uuid) };
+    const row = await selectAiPause(sql);
+    return { paused: row!, live: await selectLiveAiCallUuids(sql) };
   });
   let stopped = 0;
   for (const uuid of live) {
@@ -58,10 +62,7 @@ export async function pauseAi(deps: AppDeps, tenantId: string, actor: Actor, rea
 /** Lifts the kill switch (audited when it was on); calls stopped stay stopped. */
 export async function resumeAi(deps: AppDeps, tenantId: string, actor: Actor) {
   await withTenantSql(deps.db, tenantId, async (sql) => {
-    const rows = await sql.query(
-      `UPDATE tenants SET ai_paused_at = NULL, ai_paused_reason = NULL WHERE id = app_tenant_id() AND ai_paused_at IS NOT NULL RETURNING id`,
-    );
-    if (rows.length) {
+    if (await clearAiPause(sql)) {
       await appendAuditSql(sql, tenantId, [{ actorType: actor.type, actorId: actor.id, action: 'ai.resumed', subjectType: 'tenant', subjectId: tenantId }]);
     }
   });
@@ -77,10 +78,7 @@ export async function resumeAi(deps: AppDeps, tenantId: string, actor: Actor) {
 export async function takeoverConversation(deps: AppDeps, tenantId: string, actor: Actor, id: string, body: TakeoverBody) {
   if (!UUID_RE.test(id)) throw notFound();
   const target = await withTenantSql(deps.db, tenantId, async (sql) => {
-    const [conv] = await sql.query<{ id: string; kind: string; status: string; call_uuid: string | null }>(
-      'SELECT id, kind, status, call_uuid FROM ai_conversations WHERE id = $1 FOR UPDATE',
-      [id],
-    );
+    const conv = await lockConversation(sql, id);
     if (!conv) throw notFound();
     if (conv.kind !== 'call' || !conv.call_uuid) throw conflict('a sandbox conversation has no call to take over');
     if (conv.status !== 'active') throw conflict(`the conversation is ${conv.status}, not active`);
@@ -88,10 +86,7 @@ export async function takeoverConversation(deps: AppDeps, tenantId: string, acto
     let agentId: string | null = null;
     if (body.agent_id !== undefined) {
       if (!UUID_RE.test(body.agent_id)) throw invalid(`agent_id '${body.agent_id}' is not an agent of this tenant`);
-      const [agent] = await sql.query<{ id: string; status: string; presence: string; sip_extension: string | null }>(
-        'SELECT id, status, presence, sip_extension FROM agents WHERE id = $1',
-        [body.agent_id],
-      );
+      const agent = await selectTakeoverAgent(sql, body.agent_id);
       if (!agent) throw invalid(`agent_id '${body.agent_id}' is not an agent of this tenant`);
       if (agent.status !== 'active' || agent.presence !== 'available' || !agent.sip_extension) {
         throw conflict('the agent is not available (active, checked in with an extension, not on a call)');
@@ -121,14 +116,7 @@ export async function takeoverConversation(deps: AppDeps, tenantId: string, acto
     h.signal(aiTakeoverSignal, { agentId: target.agentId, extension: target.agentId ? null : target.extension }),
   );
   if (!signalled) throw conflict('the call has ended');
-  const [row] = await withTenantSql(deps.db, tenantId, (sql) =>
-    sql.query<ConversationViewRow>(
-      `UPDATE ai_conversations SET status = 'taken_over', outcome = coalesce(outcome, 'taken_over'), taken_over_by = $2, taken_over_at = now()
-        WHERE id = $1 AND status = 'active'
-        RETURNING ${CONVERSATION_COLUMNS}`,
-      [id, target.takenOverBy],
-    ),
-  );
+  const row = await withTenantSql(deps.db, tenantId, (sql) => markConversationTakenOver(sql, id, target.takenOverBy));
   if (!row) throw conflict('the conversation ended before it was taken over');
   return { conversation: conversationView(row) };
 }

@@ -1,5 +1,5 @@
 import type { SqlTx } from '../../lib/tenancy';
-import { selectUsageCost } from './ai-call.repository';
+import { selectAiGate, selectUsageCost } from './ai-call.repository';
 import { AI_MAX_CONCURRENT_CALLS, aiGateRefusal, utcMonth, type AiGateRefusal } from './ai-call.rules';
 
 /**
@@ -16,12 +16,7 @@ export async function aiVoiceLines(
   capacity: number,
   inFlight: number,
 ): Promise<{ lines: number; refusal: AiGateRefusal | null }> {
-  const [row] = await sql.query<{ voice_ai_enabled: boolean; ai_paused_at: Date | null; ai_monthly_budget_usd: string | null; agent_status: string | null }>(
-    `SELECT t.voice_ai_enabled, t.ai_paused_at, t.ai_monthly_budget_usd::text, g.status AS agent_status
-       FROM campaigns c JOIN tenants t ON t.id = c.tenant_id LEFT JOIN ai_agents g ON g.id = c.ai_agent_id
-      WHERE c.id = $1`,
-    [campaignId],
-  );
+  const row = await selectAiGate(sql, campaignId);
   if (!row) return { lines: 0, refusal: 'ai_agent_not_live' };
   const month = utcMonth(now);
   const refusal = aiGateRefusal({

@@ -53,6 +53,14 @@ export async function updateAccount(sql: SqlTx, patch: AccountPatch): Promise<vo
   if (sets.length) await sql.query(`UPDATE billing_accounts SET ${sets.join(', ')} WHERE tenant_id = app_tenant_id()`, values);
 }
 
+/** The block and mode of an enabled account (scheme set); undefined when billing is off. */
+export async function enabledAccountBlock(sql: SqlTx): Promise<{ blocked_reason: BlockReason | null; enforcement_mode: string | null } | undefined> {
+  const [row] = await sql.query<{ blocked_reason: BlockReason | null; enforcement_mode: string | null }>(
+    'SELECT blocked_reason, enforcement_mode FROM billing_accounts WHERE tenant_id = app_tenant_id() AND scheme IS NOT NULL',
+  );
+  return row;
+}
+
 export async function setBlocked(sql: SqlTx, reason: BlockReason | null): Promise<void> {
   await sql.query(
     `UPDATE billing_accounts SET blocked_reason = $1::text, blocked_at = CASE WHEN $1::text IS NULL THEN NULL ELSE coalesce(blocked_at, now()) END

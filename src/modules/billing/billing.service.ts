@@ -9,6 +9,7 @@ import { ALERT_MAIL_KIND, alertMail } from './billing-alert-mail';
 import {
   accountAdminEmails,
   campaignIdsIn,
+  enabledAccountBlock,
   ledgerSums,
   listAlerts,
   meteredUsage,
@@ -237,9 +238,7 @@ export async function evaluateBilling(deps: AppDeps, tenantId: string): Promise<
  * mode, which reads as hard_block); graduated refuses nothing here, its campaigns are suspended.
  */
 export async function billingRefusal(sql: SqlTx): Promise<AppError | null> {
-  const [row] = await sql.query<{ blocked_reason: BlockReason | null; enforcement_mode: string | null }>(
-    'SELECT blocked_reason, enforcement_mode FROM billing_accounts WHERE tenant_id = app_tenant_id() AND scheme IS NOT NULL',
-  );
+  const row = await enabledAccountBlock(sql);
   if (!row?.blocked_reason || row.enforcement_mode === 'graduated') return null;
   return unprocessable(
     row.blocked_reason === 'cap_reached'

@@ -14,3 +14,15 @@ export async function requestRowId(sql: SqlTx, tenantId: string, callAttemptId: 
   if (!row) throw new Error(`the ${action} request row was not found after its insert`);
   return row.id;
 }
+
+/** Whether a correction of the call carries its end (the final row): an original row does not carry it while the call is live. */
+export async function hasFinalRow(sql: SqlTx, tenantId: string, callAttemptId: string): Promise<boolean> {
+  const rows = await sql.query(`SELECT 1 FROM call_attempts WHERE tenant_id = $1::uuid AND corrects_id = $2::uuid AND ended_at IS NOT NULL LIMIT 1`, [tenantId, callAttemptId]);
+  return rows.length > 0;
+}
+
+/** What the unhold re-check's compliance profile needs of the call's campaign (attemptProfile). */
+export async function findCampaignProfile(sql: SqlTx, campaignId: string): Promise<{ campaign_type: string; ai_voice: boolean } | null> {
+  const [row] = await sql.query<{ campaign_type: string; ai_voice: boolean }>(`SELECT campaign_type, ai_voice FROM campaigns WHERE id = $1::uuid`, [campaignId]);
+  return row ?? null;
+}

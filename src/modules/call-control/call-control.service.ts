@@ -9,6 +9,7 @@ import { callControlWorkflow } from '../../../workflows/call-control.workflow';
 import { findCallByUuid, isCallOwnedBy } from '../cdr/cdr.repository';
 import { attemptProfile } from '../compliance/compliance-preflight.service';
 import { evaluate } from '../compliance/compliance.service';
+import { findCampaignProfile, hasFinalRow } from './call-control.repository';
 import { CALL_CONTROL_FAILURES, type CallControlAction, type CallControlInput } from './call-control.switch';
 import type { CallControlResult } from './call-control.schemas';
 import { applicationFailureOf } from '../../lib/workflow-failure';
@@ -50,13 +51,8 @@ async function lookupCall(deps: AppDeps, tenantId: string, callUuid: string, own
     if (ownerAgentId !== null && !(await isCallOwnedBy(sql, tenantId, call.id, ownerAgentId))) {
       throw forbidden('a widget token controls only the calls of its own agent');
     }
-    const ended =
-      call.endedAt !== null ||
-      (await sql.query(`SELECT 1 FROM call_attempts WHERE tenant_id = $1::uuid AND corrects_id = $2::uuid AND ended_at IS NOT NULL LIMIT 1`, [tenantId, call.id]))
-        .length > 0;
-    const campaign = call.campaignId
-      ? ((await sql.query<{ campaign_type: string; ai_voice: boolean }>(`SELECT campaign_type, ai_voice FROM campaigns WHERE id = $1::uuid`, [call.campaignId]))[0] ?? null)
-      : null;
+    const ended = call.endedAt !== null || (await hasFinalRow(sql, tenantId, call.id));
+    const campaign = call.campaignId ? await findCampaignProfile(sql, call.campaignId) : null;
     return { call, ended, campaign };
   });
 }

@@ -6,11 +6,12 @@ import { treatmentOf } from '../../../workflows/call-flow';
 import { callbackWorkflowId } from '../../../workflows/ids';
 import { releaseReservations } from '../agents/agent.repository';
 import { billingRefusal } from '../billing/billing.service';
-import { lockCommunications } from '../compliance/communications-lock';
+import { lockCommunications } from '../compliance/communications-lock.repository';
 import { complianceSnapshot, evaluateInTx } from '../compliance/compliance.service';
 import { callInFlight, findAgent, lockDebt, pushNextDialable, reserveAgent } from '../dial/dial.repository';
 import { channelsInUse, dialsLastSecond, tenantLimits } from '../dialer/capacity.repository';
-import { availableAgents, callerIds, placeCalls, readCampaign, REDIAL_AFTER_MS, RING_TIMEOUT_SEC, tickRowId, type CampaignRow } from '../dialer/dial-tick.service';
+import { availableAgents, readCampaign, type CampaignRow } from '../dialer/dial-tick.repository';
+import { callerIds, placeCalls, REDIAL_AFTER_MS, RING_TIMEOUT_SEC, tickRowId } from '../dialer/dial-tick.service';
 import { activeDidNumbers, findCallbackCall, insertCallbackCall, lockCallback, setCallbackStatus, type CallbackCall } from './callback.repository';
 
 /** How long the named agent stays reserved for the callback's call: the consumer's ring timeout plus room for the answer to arrive. */

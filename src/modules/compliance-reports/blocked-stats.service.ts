@@ -3,6 +3,7 @@ import { withTenantSql } from '../../lib/tenancy';
 import type { Gate } from '../compliance/compliance.types';
 import { zeroByGate } from './gate-basis';
 import { resolveWindow } from './report-window';
+import { selectBlockedByDay } from './reports.repository';
 
 export interface BlockedStatsQuery {
   from?: string;
@@ -19,38 +20,13 @@ export interface BlockedStats {
   daily: { date: string; total: number; by_gate: Record<Gate, number> }[];
 }
 
-/**
- * One statement: every UTC date of the window (generate_series, so empty days are present) left
- * joined to the refusal rows counted per (day, gate). A row of compliance_refusals is one
- * prevented (debt, gate, campaign, UTC day) violation, however many attempts it refused.
- */
-const BLOCKED_SQL = `
-WITH days AS (
-  SELECT d::date AS day FROM generate_series($1::date, $2::date, interval '1 day') AS d
-),
-counts AS (
-  SELECT r.day, r.gate, count(*)::int AS n
-    FROM compliance_refusals r
-   WHERE r.tenant_id = app_tenant_id()
-     AND r.day BETWEEN $1::date AND $2::date
-     AND ($3::uuid IS NULL OR r.campaign_id = $3::uuid)
-   GROUP BY r.day, r.gate
-)
-SELECT to_char(days.day, 'YYYY-MM-DD') AS day,
-       coalesce(jsonb_object_agg(c.gate, c.n) FILTER (WHERE c.gate IS NOT NULL), '{}'::jsonb) AS by_gate
-  FROM days LEFT JOIN counts c ON c.day = days.day
- GROUP BY days.day
- ORDER BY days.day`;
-
 export async function blockedStats(deps: Pick<AppDeps, 'db'>, tenantId: string, query: BlockedStatsQuery, now = new Date()): Promise<BlockedStats> {
   const window = resolveWindow(query, now);
   const campaignId = query.campaign_id?.toLowerCase() ?? null;
   const rows =
     window.days.length === 0
       ? []
-      : await withTenantSql(deps.db, tenantId, (sql) =>
-          sql.query<{ day: string; by_gate: Record<string, number> }>(BLOCKED_SQL, [window.days[0], window.days[window.days.length - 1], campaignId]),
-        );
+      : await withTenantSql(deps.db, tenantId, (sql) => selectBlockedByDay(sql, window.days[0]!, window.days[window.days.length - 1]!, campaignId));
   const byGate = zeroByGate();
   const daily = rows.map((row) => {
     const dayByGate = zeroByGate();

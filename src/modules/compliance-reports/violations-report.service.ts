@@ -3,6 +3,7 @@ import { withTenantSql } from '../../lib/tenancy';
 import { RULES_VERSION } from '../compliance/compliance.rules';
 import { GATE_CHAIN, type Gate } from '../compliance/compliance.types';
 import { csvLine } from './artifact';
+import { selectViolations } from './reports.repository';
 import { GATE_BASIS } from './gate-basis';
 import { resolveWindow } from './report-window';
 
@@ -57,54 +58,6 @@ export const CSV_COLUMNS = [
   'last_at',
 ] as const satisfies readonly (keyof ViolationRow)[];
 
-interface ReportSqlRow {
-  kind: 'gate' | 'debts' | 'row';
-  gate: string | null;
-  day: string | null;
-  campaign_id: string | null;
-  debt_id: string | null;
-  external_ref: string | null;
-  row_count: string | null;
-  refusals: string | null;
-  first_decision_id: string | null;
-  last_decision_id: string | null;
-  first_at: string | null;
-  last_at: string | null;
-}
-
-const TS = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
-
-/**
- * One statement, so the totals and the listed rows come from one snapshot: per-gate aggregates
- * over every matching refusal row, the distinct debt count, then the rows themselves (at most
- * $4, in day, chain-order gate, external_ref order).
- */
-const REPORT_SQL = `
-WITH matched AS (
-  SELECT r.day, r.gate, r.campaign_id, r.debt_id, r.refusals, r.first_decision_id, r.last_decision_id, r.first_at, r.last_at
-    FROM compliance_refusals r
-   WHERE r.tenant_id = app_tenant_id()
-     AND r.day BETWEEN $1::date AND $2::date
-     AND ($3::uuid IS NULL OR r.campaign_id = $3::uuid)
-)
-SELECT u.* FROM (
-  SELECT 'gate' AS kind, g.gate, NULL::text AS day, NULL::text AS campaign_id, NULL::text AS debt_id, NULL::text AS external_ref,
-         g.row_count::text AS row_count, g.refused::text AS refusals, NULL::text AS first_decision_id, NULL::text AS last_decision_id,
-         NULL::text AS first_at, NULL::text AS last_at, NULL::bigint AS ord
-    FROM (SELECT gate, count(*) AS row_count, sum(refusals) AS refused FROM matched GROUP BY gate) g
-  UNION ALL
-  SELECT 'debts', NULL, NULL, NULL, NULL, NULL, count(DISTINCT debt_id)::text, NULL, NULL, NULL, NULL, NULL, NULL FROM matched
-  UNION ALL
-  (SELECT 'row', m.gate, to_char(m.day, 'YYYY-MM-DD'), m.campaign_id::text, m.debt_id::text, d.external_ref,
-          NULL, m.refusals::text, m.first_decision_id::text, m.last_decision_id::text,
-          to_char(m.first_at AT TIME ZONE 'UTC', ${TS}), to_char(m.last_at AT TIME ZONE 'UTC', ${TS}),
-          row_number() OVER (ORDER BY m.day, array_position($5::text[], m.gate), d.external_ref COLLATE "C", m.debt_id, m.campaign_id NULLS FIRST)
-     FROM matched m JOIN debts d ON d.id = m.debt_id
-    ORDER BY 13
-    LIMIT $4)
-) u
-ORDER BY u.ord NULLS FIRST`;
-
 export async function violationsReport(
   deps: Pick<AppDeps, 'db'>,
   tenantId: string,
@@ -117,11 +70,7 @@ export async function violationsReport(
   const firstDay = window.days[0] ?? null;
   const lastDay = window.days[window.days.length - 1] ?? null;
   const result =
-    firstDay === null
-      ? []
-      : await withTenantSql(deps.db, tenantId, (sql) =>
-          sql.query<ReportSqlRow>(REPORT_SQL, [firstDay, lastDay, campaignId, rowLimit + 1, GATE_CHAIN]),
-        );
+    firstDay === null ? [] : await withTenantSql(deps.db, tenantId, (sql) => selectViolations(sql, firstDay, lastDay!, campaignId, rowLimit + 1));
 
   const perGate = new Map<string, { rows: number; refused: number }>();
   let debts = 0;

@@ -3,15 +3,10 @@ import { notFound } from '../../lib/errors';
 import { maskPhone } from '../../lib/phone';
 import { withTenantSql } from '../../lib/tenancy';
 import { selectDialableLeads } from '../leads/lead.repository';
+import { selectCampaignProfile } from './compliance-preflight.repository';
 import { ARTIFICIAL_VOICE_TYPES } from './compliance.rules';
 import { evaluateInTx } from './compliance.service';
 import type { Channel, DecisionRequest } from './compliance.types';
-
-interface CampaignRow {
-  id: string;
-  campaign_type: string;
-  ai_voice: boolean;
-}
 
 /** How a campaign's attempts present to the engine: channel, who initiates, whose voice. */
 export function attemptProfile(campaign: { campaign_type: string; ai_voice: boolean }): Pick<DecisionRequest, 'channel' | 'initiation' | 'artificialVoice'> {
@@ -31,7 +26,7 @@ export function attemptProfile(campaign: { campaign_type: string; ai_voice: bool
 export async function compliancePreflight(deps: AppDeps, tenantId: string, campaignId: string, opts: { limit: number; sample: number; at?: string }) {
   const now = opts.at ? new Date(opts.at) : new Date();
   return withTenantSql(deps.db, tenantId, async (sql) => {
-    const [campaign] = await sql.query<CampaignRow>('SELECT id, campaign_type, ai_voice FROM campaigns WHERE id = $1', [campaignId]);
+    const campaign = await selectCampaignProfile(sql, campaignId);
     if (!campaign) throw notFound();
     const leads = await selectDialableLeads(sql, campaignId, now, opts.limit + 1);
     const evaluated = leads.slice(0, opts.limit);

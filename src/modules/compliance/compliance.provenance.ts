@@ -104,7 +104,7 @@ export const FACT_PROVENANCE: readonly FactProvenance[] = [
     table: 'call_attempts',
     columns: ['debt_id', 'started_at', 'inserted_at', 'disposition', 'corrects_id'],
     writers: [
-      { file: 'src/modules/dialer/dial-tick.service.ts', event: 'a campaign run’s tick decides and records each attempt before the switch is told' },
+      { file: 'src/modules/dialer/dial-tick.repository.ts', event: 'a campaign run’s tick decides and records each attempt before the switch is told' },
       { file: 'src/modules/dial/dial.repository.ts', event: 'POST /v1/campaigns/{id}/dial' },
       { file: 'src/modules/cdr/cdr.repository.ts', event: 'the switch’s hangup report (final row), the reaper, a never-placed call' },
     ],

@@ -8,9 +8,8 @@ import { speakToCall, type SpeechPart } from '../call-events/call-speech.service
 import { selectArtificialVoiceDisclosure, selectSellerIdentity } from '../call-events/call-speech.repository';
 import { sellerMessage } from '../call-events/call-speech.rules';
 import { recordCallEvent } from '../call-events/call-event.service';
-import type { CallAttempt } from '../../../prisma/generated/client';
 import { emitEvent } from '../../lib/events';
-import { callAttemptColumns, callAttemptView, liveCallData } from '../cdr/call-attempt.views';
+import { callAttemptView, liveCallData } from '../cdr/call-attempt.views';
 import { insertOutcome } from '../cdr/cdr.repository';
 import { recordOptOut } from '../compliance/optout.repository';
 import { recordCallConversation } from '../compliance/conversation.repository';
@@ -20,6 +19,7 @@ import { startWrapUpTimers } from '../agent-wrap-up/wrap-up.service';
 import { releaseSeatsOfEndedCalls } from '../agents/agent.repository';
 import { leavingAgentsAt } from '../planned-shifts/planned-staffing.service';
 import { claimSeatForCall } from './seat-claim.repository';
+import { agentBridged, agentsOnCall, fillAnsweredAt, findCallCampaign, findCallNumber, insertKeypress, releaseAgent } from './call-session.repository';
 
 /** An answered consumer with no agent on the line after this long is abandoned (47 CFR 64.1200(a)(7): two seconds). */
 export const ABANDON_AFTER_MS = 2000;
@@ -53,22 +53,7 @@ function switchCommands(deps: AppDeps, agentDomain?: string | null): SwitchComma
 }
 
 export async function loadCallContext(deps: AppDeps, ref: CallRef): Promise<CallContext> {
-  const [row] = await withTenantSql(deps.db, ref.tenantId, (sql) =>
-    sql.query<{
-      campaign_id: string | null;
-      campaign_type: string | null;
-      amd_enabled: boolean | null;
-      deferred_bridge: boolean | null;
-      optout_digit: string | null;
-      ivr_menu: Record<string, unknown> | null;
-      tts_prompt: string | null;
-    }>(
-      `SELECT a.campaign_id, c.campaign_type, c.amd_enabled, c.deferred_bridge, c.optout_digit, c.ivr_menu, c.tts_prompt
-         FROM call_attempts a LEFT JOIN campaigns c ON c.id = a.campaign_id
-        WHERE a.id = $1 AND a.corrects_id IS NULL`,
-      [ref.callAttemptId],
-    ),
-  );
+  const row = await withTenantSql(deps.db, ref.tenantId, (sql) => findCallCampaign(sql, ref.callAttemptId));
   const type = row?.campaign_type ?? 'manual';
   return {
     campaignId: row?.campaign_id ?? null,
@@ -88,11 +73,7 @@ export async function loadCallContext(deps: AppDeps, ref: CallRef): Promise<Call
  */
 export async function markAnswered(deps: AppDeps, ref: CallRef, answeredAt: string): Promise<void> {
   await withTenantSql(deps.db, ref.tenantId, async (sql) => {
-    const [row] = await sql.query<CallAttempt>(
-      `UPDATE call_attempts AS a SET answered_at = $2 WHERE a.id = $1 AND a.corrects_id IS NULL AND a.answered_at IS NULL
-       RETURNING ${callAttemptColumns('a')}`,
-      [ref.callAttemptId, answeredAt],
-    );
+    const row = await fillAnsweredAt(sql, ref.callAttemptId, answeredAt);
     if (row) {
       const view = callAttemptView(row, deps.box);
       await emitEvent(sql, ref.tenantId, { event: 'call.answered', eventId: `${row.id}:answered`, occurredAt: row.answeredAt!, data: view, liveData: liveCallData(view) });
@@ -120,26 +101,6 @@ export async function claimAgent(
     const leaving = only === null ? await leavingAgentsAt(sql, new Date()) : [];
     return claimSeatForCall(sql, { callAttemptId, only, skip, presence, leaving });
   });
-}
-
-/**
- * Frees the agent only while it still holds this call: a late or repeated release (a hangup report
- * after the reaper, a retried finalize) must not free an agent that is talking on its next call.
- */
-async function releaseAgent(sql: SqlTx, agentId: string, callAttemptId: string): Promise<void> {
-  await sql.query(
-    `UPDATE agents SET presence = 'available', active_call_attempt_id = NULL, updated_at = now()
-      WHERE id = $1 AND presence IN ('ringing', 'on_call') AND active_call_attempt_id = $2::uuid`,
-    [agentId, callAttemptId],
-  );
-}
-
-/** ringing → on_call once the agent's leg is bridged to the consumer. */
-async function agentBridged(sql: SqlTx, agentId: string, callAttemptId: string): Promise<void> {
-  await sql.query(
-    `UPDATE agents SET presence = 'on_call', updated_at = now() WHERE id = $1 AND presence = 'ringing' AND active_call_attempt_id = $2::uuid`,
-    [agentId, callAttemptId],
-  );
 }
 
 /**
@@ -200,9 +161,7 @@ async function recordBridgeConversation(deps: AppDeps, commands: SwitchCommands,
  * asked anything, so a first connect costs one query.
  */
 async function resumeBridge(deps: AppDeps, commands: SwitchCommands, ref: CallRef): Promise<{ agentId: string; agentLegUuid: string } | null> {
-  const held = await withTenantSql(deps.db, ref.tenantId, (sql) =>
-    sql.query<{ id: string }>(`SELECT id FROM agents WHERE active_call_attempt_id = $1::uuid AND presence = 'on_call'`, [ref.callAttemptId]),
-  );
+  const held = await withTenantSql(deps.db, ref.tenantId, (sql) => agentsOnCall(sql, ref.callAttemptId));
   if (held.length === 0) return null;
   const leg = await bridgedAgentLeg(commands, ref.callUuid);
   if (leg === null) return null;
@@ -335,14 +294,7 @@ export async function recordKeypress(
   deps: AppDeps,
   ref: CallRef & { campaignId: string | null; seq: number; digit: string; menuPath: string; action: string | null; pressedAt: string },
 ): Promise<void> {
-  await withTenantSql(deps.db, ref.tenantId, (sql) =>
-    sql.query(
-      `INSERT INTO call_keypresses (tenant_id, campaign_id, call_attempt_id, call_uuid, seq, digit, menu_path, action, pressed_at)
-       VALUES (app_tenant_id(), $1, $2, $3, $4, $5, $6, $7, $8)
-       ON CONFLICT (tenant_id, call_uuid, seq) DO NOTHING`,
-      [ref.campaignId, ref.callAttemptId, ref.callUuid, ref.seq, ref.digit, ref.menuPath, ref.action, ref.pressedAt],
-    ),
-  );
+  await withTenantSql(deps.db, ref.tenantId, (sql) => insertKeypress(sql, ref));
 }
 
 /**
@@ -352,10 +304,7 @@ export async function recordKeypress(
  */
 export async function optOutByDigit(deps: AppDeps, ref: CallRef & { digit: string; at: string }): Promise<void> {
   await withTenantSql(deps.db, ref.tenantId, async (sql) => {
-    const [call] = await sql.query<{ to_number: string; debt_id: string; campaign_id: string | null }>(
-      'SELECT to_number, debt_id, campaign_id FROM call_attempts WHERE id = $1',
-      [ref.callAttemptId],
-    );
+    const call = await findCallNumber(sql, ref.callAttemptId);
     if (!call) return;
     await recordOptOut(sql, ref.tenantId, {
       phoneE164: call.to_number,

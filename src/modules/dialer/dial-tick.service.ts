@@ -10,11 +10,11 @@ import { amdEffective, treatmentOf } from '../../../workflows/call-flow';
 import { insertOutcome } from '../cdr/cdr.repository';
 import { releaseAgentsOfCalls } from './call-session.service';
 import { startWrapUpTimers } from '../agent-wrap-up/wrap-up.service';
-import { lockCommunications } from '../compliance/communications-lock';
+import { lockCommunications } from '../compliance/communications-lock.repository';
 import { attemptProfile } from '../compliance/compliance-preflight.service';
 import { complianceSnapshot, evaluateInTx } from '../compliance/compliance.service';
 import { claimDialableLeads } from '../leads/lead.repository';
-import { channelsInUse, dialsLastSecond, IN_FLIGHT_HORIZON_MS } from './capacity.repository';
+import { channelsInUse, dialsLastSecond } from './capacity.repository';
 import { AbandonmentController, linesToDial, pacingModeOf, type PacingState } from './pacing';
 import { nextPlannedGainAt, plannedStaffingForTick } from '../planned-shifts/planned-staffing.service';
 import { smsBlastTick } from './sms-blast.service';
@@ -24,9 +24,29 @@ import type { DialTickInput, DialTickResult, RunCounters, TickResult } from '../
 import { nextTick, windowOpensAt, type CallingWindow } from './next-wake';
 import { nextLeadDueAt, nextSeatFreeAt } from './next-wake.repository';
 import { billingRefusal } from '../billing/billing.service';
-import { dialableSeatSql } from '../agents/agent.repository';
 import { campaignTrunk, ensureGateway, type Trunk } from '../carriers/carrier-gateway';
 import { activeElsewhereSql } from '../dids/did.repository';
+import {
+  activePoolNumbers,
+  availableAgents,
+  claimDueCallbacks,
+  claimUnsentAttempts,
+  countRunCalls,
+  expiredCalls,
+  findAttempts,
+  findRecordedCall,
+  markCallbacksDialed,
+  readCampaign,
+  readCampaignType,
+  readPlacementCampaign,
+  recordAttempts,
+  restDecidedDebts,
+  restRefusedCallbacks,
+  ringingCalls,
+  type AttemptToRecord,
+  type CampaignRow,
+  type PlannedCall,
+} from './dial-tick.repository';
 
 /** After a placed attempt the debt rests this long before the loop dials it again. */
 export const REDIAL_AFTER_MS = 4 * 3600 * 1000;
@@ -49,46 +69,6 @@ export function tickRowId(tickKey: string, index: number): string {
   return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
 }
 
-export interface CampaignRow {
-  state: string;
-  campaign_type: string;
-  ai_voice: boolean;
-  amd_enabled: boolean | null;
-  caller_ids: string[];
-  caller_id_pool: string[];
-  abandonment_threshold: string | null;
-  min_dial_ratio: string | null;
-  max_dial_ratio: string | null;
-  abandon_seller_name: string | null;
-  abandon_seller_phone: string | null;
-  max_cps: number | null;
-  max_concurrent_channels: number | null;
-  calling_window_start: string | null;
-  calling_window_end: string | null;
-  default_timezone: string | null;
-  calling_window_destination_local: boolean;
-}
-
-export interface PlannedCall {
-  id: string;
-  debt_id: string;
-  to_number: string;
-  from_number: string | null;
-  call_uuid: string | null;
-}
-
-export async function readCampaign(sql: SqlTx, campaignId: string): Promise<CampaignRow | null> {
-  const [row] = await sql.query<CampaignRow>(
-    `SELECT c.state, c.campaign_type, c.ai_voice, c.amd_enabled, c.caller_ids, c.caller_id_pool::text[] AS caller_id_pool,
-            c.abandonment_threshold::text, c.min_dial_ratio::text, c.max_dial_ratio::text,
-            t.abandon_seller_name, t.abandon_seller_phone, t.max_cps, t.max_concurrent_channels,
-            c.calling_window_start::text, c.calling_window_end::text, c.default_timezone, c.calling_window_destination_local
-       FROM campaigns c JOIN tenants t ON t.id = c.tenant_id
-      WHERE c.id = $1`,
-    [campaignId],
-  );
-  return row ?? null;
-}
 
 /**
  * The caller ids this tick may present: the ACTIVE DIDs of caller_id_pool (re-resolved every tick,
@@ -103,32 +83,8 @@ export async function callerIds(sql: SqlTx, campaign: CampaignRow): Promise<stri
     const taken = new Set(await activeElsewhereSql(sql, campaign.caller_ids));
     return taken.size ? campaign.caller_ids.filter((e164) => !taken.has(e164)) : campaign.caller_ids;
   }
-  const rows = await sql.query<{ e164: string }>(`SELECT e164 FROM dids WHERE id = ANY ($1::uuid[]) AND status = 'active' ORDER BY e164`, [
-    campaign.caller_id_pool,
-  ]);
-  return rows.length ? rows.map((r) => r.e164) : null;
-}
-
-/** Seats the dialer may take now: available and reachable, not reserved by a human-initiated dial (dialableSeatSql). */
-export async function availableAgents(sql: SqlTx): Promise<number> {
-  const [row] = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM agents a WHERE ${dialableSeatSql('a')}`);
-  return row?.n ?? 0;
-}
-
-/**
- * Calls of the campaign in progress that no agent holds yet: ringing, or answered and waiting for
- * an AMD verdict or an agent. Each will want an agent, so pacing counts them against the seats.
- */
-async function ringing(sql: SqlTx, campaignId: string, now: Date): Promise<number> {
-  const [row] = await sql.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM call_attempts o
-      WHERE o.corrects_id IS NULL AND o.campaign_id = $1
-        AND NOT EXISTS (SELECT 1 FROM agents ag WHERE ag.active_call_attempt_id = o.id)
-        AND o.started_at > $2::timestamptz - make_interval(secs => $3 / 1000.0)
-        AND NOT EXISTS (SELECT 1 FROM call_attempts c WHERE c.corrects_id = o.id AND c.ended_at IS NOT NULL)`,
-    [campaignId, now, IN_FLIGHT_HORIZON_MS],
-  );
-  return row?.n ?? 0;
+  const numbers = await activePoolNumbers(sql, campaign.caller_id_pool);
+  return numbers.length ? numbers : null;
 }
 
 interface Decided {
@@ -174,7 +130,7 @@ async function decideAndRecord(deps: AppDeps, input: TickInput, ratio: number, i
     const capacity = Math.min(cpsLeft ?? Infinity, channelsLeft);
     let lines: number;
     if (treatment === 'ai') {
-      const ai = await aiVoiceLines(sql, input.campaignId, now, capacity, await ringing(sql, input.campaignId, now));
+      const ai = await aiVoiceLines(sql, input.campaignId, now, capacity, await ringingCalls(sql, input.campaignId, now));
       if (ai.refusal) return none(ai.refusal, cpsLeft);
       if (ai.lines <= 0) return none(capacity <= 0 ? 'capacity_full' : 'ai_concurrency_full', cpsLeft);
       lines = ai.lines;
@@ -183,7 +139,7 @@ async function decideAndRecord(deps: AppDeps, input: TickInput, ratio: number, i
         mode,
         availableAgents: await availableAgents(sql),
         plan: await plannedStaffingForTick(sql, now),
-        ringing: await ringing(sql, input.campaignId, now),
+        ringing: await ringingCalls(sql, input.campaignId, now),
         ratio,
         overDialAllowed,
         capacity,
@@ -194,18 +150,7 @@ async function decideAndRecord(deps: AppDeps, input: TickInput, ratio: number, i
     const want = Math.min(lines, input.options.batch_size);
     if (want <= 0) return none(capacity <= 0 ? 'capacity_full' : 'no_agent_capacity', cpsLeft);
 
-    const callbacks = await sql.query<{ id: string; debt_id: string; contact_phone: string; external_ref: string }>(
-      `SELECT cb.id, cb.debt_id, cb.contact_phone, d.external_ref
-         FROM callbacks cb JOIN debts d ON d.id = cb.debt_id
-        WHERE cb.campaign_id = $1 AND cb.status = 'pending' AND cb.scheduled_at <= $2
-          AND (cb.retry_at IS NULL OR cb.retry_at <= $2)
-          -- A callback naming its agent is dialed by its own timer, which bridges only that agent (callback-dial.service.ts).
-          AND cb.agent_id IS NULL
-        ORDER BY cb.priority DESC, cb.scheduled_at, cb.id
-        LIMIT $3
-        FOR UPDATE OF cb, d SKIP LOCKED`,
-      [input.campaignId, now, want],
-    );
+    const callbacks = await claimDueCallbacks(sql, input.campaignId, now, want);
     const leads = await claimDialableLeads(
       sql,
       input.campaignId,
@@ -225,7 +170,7 @@ async function decideAndRecord(deps: AppDeps, input: TickInput, ratio: number, i
       candidates.map((c) => ({ debtId: c.debtId, phone: c.phone, campaignId: input.campaignId, ...profile })),
       { actor: { type: 'workflow', id: input.workflowId }, now },
     );
-    const planned: Array<{ id: string; debt_id: string; to_number: string; from_number: string | null; snapshot: unknown }> = [];
+    const planned: AttemptToRecord[] = [];
     const refusedDebts: string[] = [];
     const blockedGates: string[] = [];
     // A lead refused for quiet hours rests until its calling window opens when that comes before
@@ -252,42 +197,19 @@ async function decideAndRecord(deps: AppDeps, input: TickInput, ratio: number, i
       planned.push({ id: ids[planned.length]!, debt_id: c.debtId, to_number: c.phone, from_number: from, snapshot: complianceSnapshot(decision) });
     });
 
-    const calls = planned.length
-      ? await sql.query<PlannedCall>(
-          `INSERT INTO call_attempts (id, tenant_id, debt_id, campaign_id, consumer_ref, debt_key, from_number, to_number, started_at,
-             compliance_snapshot, ai_used)
-           SELECT x.id, d.tenant_id, x.debt_id, $2::uuid, d.consumer_ref, d.external_ref, x.from_number, x.to_number, $3, x.snapshot, $4
-             FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, debt_id uuid, from_number text, to_number text, snapshot jsonb)
-             JOIN debts d ON d.id = x.debt_id
-           RETURNING id, debt_id, to_number, from_number, call_uuid`,
-          [JSON.stringify(planned), input.campaignId, now, treatment === 'ai'],
-        )
-      : [];
-    await sql.query(
-      `UPDATE debts d SET next_dialable_at = CASE WHEN d.id = ANY ($1::uuid[]) THEN $3::timestamptz + make_interval(secs => $4 / 1000.0)
-                                                  ELSE r.until END
-         FROM (SELECT unnest($1::uuid[]) AS id, NULL::timestamptz AS until
-               UNION ALL SELECT * FROM unnest($2::uuid[], $5::timestamptz[])) r
-        WHERE d.id = r.id`,
-      [planned.map((p) => p.debt_id), refusedDebts, now, REDIAL_AFTER_MS, restUntil],
-    );
+    const calls = planned.length ? await recordAttempts(sql, planned, input.campaignId, now, treatment === 'ai') : [];
+    await restDecidedDebts(sql, planned.map((p) => p.debt_id), refusedDebts, now, REDIAL_AFTER_MS, restUntil);
     // A refused callback rests like a refused lead instead of taking every tick's batch.
     const refusedCallbacks = candidates.filter((c, i) => c.callbackId !== null && !(decisions[i]!.allowed && decisions[i]!.decisionId !== null));
     if (refusedCallbacks.length) {
-      await sql.query(`UPDATE callbacks SET retry_at = $2::timestamptz + make_interval(secs => $3 / 1000.0) WHERE id = ANY ($1::uuid[])`, [
-        refusedCallbacks.map((c) => c.callbackId),
-        now,
-        input.options.blocked_cooldown_ms,
-      ]);
+      await restRefusedCallbacks(sql, refusedCallbacks.map((c) => c.callbackId), now, input.options.blocked_cooldown_ms);
     }
     // A callback the loop placed has been honoured; an agent still records the conversation's outcome.
     const dialedCallbacks = candidates
       .map((c, i) => ({ c, call: planned.find((p) => p.debt_id === c.debtId && decisions[i]!.allowed) }))
       .filter((x) => x.c.callbackId !== null && x.call);
     if (dialedCallbacks.length) {
-      await sql.query(`UPDATE callbacks SET status = 'done' WHERE id = ANY ($1::uuid[]) AND status = 'pending'`, [
-        dialedCallbacks.map((x) => x.c.callbackId),
-      ]);
+      await markCallbacksDialed(sql, dialedCallbacks.map((x) => x.c.callbackId));
       await appendAuditSql(
         sql,
         input.tenantId,
@@ -336,12 +258,7 @@ export async function placeCalls(
 ): Promise<{ placed: number; notPlaced: number }> {
   const pending = calls.filter((c) => c.call_uuid === null);
   if (pending.length === 0) return { placed: 0, notPlaced: 0 };
-  const claimed = await withTenantSql(deps.db, tenantId, (sql) =>
-    sql.query<{ id: string }>(
-      `UPDATE call_attempts SET call_uuid = id::text WHERE id = ANY ($1::uuid[]) AND corrects_id IS NULL AND call_uuid IS NULL RETURNING id`,
-      [pending.map((c) => c.id)],
-    ),
-  );
+  const claimed = await withTenantSql(deps.db, tenantId, (sql) => claimUnsentAttempts(sql, pending.map((c) => c.id)));
   const mine = new Set(claimed.map((r) => r.id));
   // The trunk is read again at every placement: a carrier disabled or retired since the run started carries nothing.
   const campaignId = campaign.id;
@@ -453,14 +370,7 @@ export async function placeRecordedCall(
   deps: AppDeps,
   input: { tenantId: string; callAttemptId: string; agentId: string | null },
 ): Promise<{ placed: number; notPlaced: number }> {
-  const [row] = await withTenantSql(deps.db, input.tenantId, (sql) =>
-    sql.query<PlannedCall & { campaign_id: string; campaign_type: string; amd_enabled: boolean | null }>(
-      `SELECT a.id, a.debt_id, a.to_number, a.from_number, a.call_uuid, a.campaign_id, c.campaign_type, c.amd_enabled
-         FROM call_attempts a JOIN campaigns c ON c.id = a.campaign_id
-        WHERE a.id = $1 AND a.corrects_id IS NULL`,
-      [input.callAttemptId],
-    ),
-  );
+  const row = await withTenantSql(deps.db, input.tenantId, (sql) => findRecordedCall(sql, input.callAttemptId));
   if (!row) throw ApplicationFailure.nonRetryable(`call attempt ${input.callAttemptId} not found`, 'CallAttemptNotFound');
   return placeCalls(
     deps,
@@ -479,15 +389,7 @@ export async function placeRecordedCall(
  */
 async function reapExpired(deps: AppDeps, input: TickInput, now: Date): Promise<number> {
   const reaped = await withTenantSql(deps.db, input.tenantId, async (sql) => {
-    const rows = await sql.query<{ id: string; call_uuid: string | null }>(
-      `SELECT o.id, o.call_uuid FROM call_attempts o
-        WHERE o.corrects_id IS NULL AND o.campaign_id = $1
-          AND o.started_at <= $2::timestamptz - make_interval(secs => $3 / 1000.0)
-          AND o.started_at > $2::timestamptz - make_interval(secs => $4 / 1000.0)
-          AND NOT EXISTS (SELECT 1 FROM call_attempts c WHERE c.corrects_id = o.id AND c.ended_at IS NOT NULL)
-        ORDER BY o.started_at LIMIT 500`,
-      [input.campaignId, now, input.options.call_ttl_ms, IN_FLIGHT_HORIZON_MS],
-    );
+    const rows = await expiredCalls(sql, input.campaignId, now, input.options.call_ttl_ms);
     const done: string[] = [];
     for (const row of rows) {
       const id = await insertOutcome(sql, deps.box, input.tenantId, row.id, {
@@ -521,22 +423,7 @@ async function reapExpired(deps: AppDeps, input: TickInput, now: Date): Promise<
 
 /** What the run has done since it started, from the CDR (the first final row of each call is its engine outcome). */
 export async function runCounters(deps: AppDeps, tenantId: string, campaignId: string, since: Date): Promise<RunCounters> {
-  const [row] = await withTenantSql(deps.db, tenantId, (sql) =>
-    sql.query<RunCounters>(
-      `SELECT count(*) FILTER (WHERE o.call_uuid IS NOT NULL)::int AS dialed,
-              count(f.id)::int AS finished,
-              count(*) FILTER (WHERE f.disposition = 'reaped')::int AS reaped,
-              count(*) FILTER (WHERE f.id IS NULL)::int AS in_flight,
-              count(*) FILTER (WHERE f.disposition = 'answered_human')::int AS connected,
-              count(*) FILTER (WHERE f.disposition = 'abandoned')::int AS abandoned
-         FROM call_attempts o
-         LEFT JOIN LATERAL (SELECT c.id, c.disposition FROM call_attempts c
-                             WHERE c.corrects_id = o.id AND c.ended_at IS NOT NULL ORDER BY c.inserted_at LIMIT 1) f ON true
-        WHERE o.corrects_id IS NULL AND o.campaign_id = $1 AND o.started_at >= $2`,
-      [campaignId, since],
-    ),
-  );
-  return row!;
+  return withTenantSql(deps.db, tenantId, (sql) => countRunCalls(sql, campaignId, since));
 }
 
 /** Defaults of a predictive campaign that leaves its pacing fields null. */
@@ -586,18 +473,14 @@ export async function dialTick(deps: AppDeps, input: TickInput, now: Date = new 
  */
 async function tickOnce(deps: AppDeps, input: TickInput, now: Date): Promise<TickResult> {
   // A text campaign sends through the SMS path (sms-blast.service.ts): no switch, no CDR, no pacing.
-  const [kind] = await withTenantSql(deps.db, input.tenantId, (sql) =>
-    sql.query<{ campaign_type: string }>('SELECT campaign_type FROM campaigns WHERE id = $1', [input.campaignId]),
-  );
-  if (kind?.campaign_type === 'sms_blast') return smsBlastTick(deps, input, now);
+  const kind = await withTenantSql(deps.db, input.tenantId, (sql) => readCampaignType(sql, input.campaignId));
+  if (kind === 'sms_blast') return smsBlastTick(deps, input, now);
   const tickStarted = performance.now();
   const reaped = await reapExpired(deps, input, now);
   const paced = await runCounters(deps, input.tenantId, input.campaignId, new Date(input.runStartedAt));
   const pacing = await pace(deps, input, paced);
   const ids = Array.from({ length: input.options.batch_size }, (_, i) => tickRowId(input.tickKey, i));
-  const earlier = await withTenantSql(deps.db, input.tenantId, (sql) =>
-    sql.query<PlannedCall>(`SELECT id, debt_id, to_number, from_number, call_uuid FROM call_attempts WHERE id = ANY ($1::uuid[])`, [ids]),
-  );
+  const earlier = await withTenantSql(deps.db, input.tenantId, (sql) => findAttempts(sql, ids));
   let decided: Decided;
   if (earlier.length) {
     const campaign = await withTenantSql(deps.db, input.tenantId, (sql) => readCampaign(sql, input.campaignId));
@@ -610,12 +493,8 @@ async function tickOnce(deps: AppDeps, input: TickInput, now: Date): Promise<Tic
   }
   let outcome = { placed: 0, notPlaced: 0 };
   if (decided.calls.length) {
-    const campaign = await withTenantSql(deps.db, input.tenantId, (sql) =>
-      sql.query<{ id: string; campaign_type: string; amd_enabled: boolean | null }>('SELECT id, campaign_type, amd_enabled FROM campaigns WHERE id = $1', [
-        input.campaignId,
-      ]),
-    );
-    outcome = await placeCalls(deps, input.tenantId, campaign[0]!, decided.calls, input.options);
+    const campaign = await withTenantSql(deps.db, input.tenantId, (sql) => readPlacementCampaign(sql, input.campaignId));
+    outcome = await placeCalls(deps, input.tenantId, campaign!, decided.calls, input.options);
   }
   dialerMetrics.blocked(decided.blockedGates ?? []);
   const counted = await runCounters(deps, input.tenantId, input.campaignId, new Date(input.runStartedAt));

@@ -8,6 +8,17 @@ import { formatAmount, mergeSmsBody } from '../sms/merge';
 import { sendsLastSecond } from '../sms/sms.repository';
 import { gatewayOf, sendSms } from '../sms/sms.service';
 import { REDIAL_AFTER_MS, type RunCounters, type TickInput, type TickResult } from './dial-tick.service';
+import { activePoolNumbers } from './dial-tick.repository';
+import {
+  activeOwnNumbers,
+  countBlastMessages,
+  debtMergeFields,
+  earlierOfTick,
+  pushNextDialableAt,
+  readBlastCampaign,
+  textedRecently,
+  type BlastCampaign,
+} from './sms-blast.repository';
 
 /**
  * Sends stop after this long so a tick finishes well inside the dialTick activity's 15 s
@@ -23,14 +34,6 @@ export function blastClientRef(campaignId: string, debtId: string, tickKey: stri
   return `blast:${campaignId}:${debtId}:${tickKey}`;
 }
 
-interface BlastCampaign {
-  state: string;
-  sms_body: string | null;
-  max_cps: number | null;
-  caller_ids: string[];
-  caller_id_pool: string[];
-}
-
 interface Claimed {
   state: string | null;
   idle: string | null;
@@ -43,12 +46,8 @@ interface Claimed {
  * the active DIDs of caller_id_pool, or with an empty pool those of caller_ids that are active DIDs
  * of the tenant. Re-resolved every tick, so a parked number stops at once.
  */
-async function activeSenders(sql: SqlTx, campaign: BlastCampaign): Promise<string[]> {
-  const rows =
-    campaign.caller_id_pool.length > 0
-      ? await sql.query<{ e164: string }>(`SELECT e164 FROM dids WHERE id = ANY ($1::uuid[]) AND status = 'active' ORDER BY e164`, [campaign.caller_id_pool])
-      : await sql.query<{ e164: string }>(`SELECT e164 FROM dids WHERE e164 = ANY ($1::text[]) AND status = 'active' ORDER BY e164`, [campaign.caller_ids]);
-  return rows.map((r) => r.e164);
+function activeSenders(sql: SqlTx, campaign: BlastCampaign): Promise<string[]> {
+  return campaign.caller_id_pool.length > 0 ? activePoolNumbers(sql, campaign.caller_id_pool) : activeOwnNumbers(sql, campaign.caller_ids);
 }
 
 /** One sender per debt while the senders stay the same: a consumer's texts come from one number. */
@@ -63,43 +62,9 @@ type LeadOutcome = 'sent' | 'blocked' | 'failed';
 /** Why the tick stops sending early; the lead that met it is left untouched (still due). */
 type Stop = 'sms_spend_cap_reached' | 'capacity_full' | 'sms_provider_unconfigured' | 'sms_sender_unavailable';
 
-/** A send of a previous try of this tick (found by its client_ref): settle its debt, never send again. */
-async function earlierOfTick(sql: SqlTx, campaignId: string, tickKey: string): Promise<Array<{ debt_id: string; status: string }>> {
-  const prefix = `blast:${campaignId}:`;
-  const suffix = `:${tickKey}`;
-  return sql.query<{ debt_id: string; status: string }>(
-    `SELECT o.debt_id, coalesce(t.status, o.status) AS status
-       FROM sms_messages o
-       LEFT JOIN LATERAL (SELECT x.status FROM sms_messages x WHERE x.corrects_id = o.id ORDER BY x.recorded_at DESC, x.id DESC LIMIT 1) t ON true
-      WHERE o.corrects_id IS NULL AND o.direction = 'outbound' AND o.campaign_id = $1 AND o.debt_id IS NOT NULL
-        AND left(o.client_ref, $2) = $3 AND right(o.client_ref, $4) = $5`,
-    [campaignId, prefix.length, prefix, suffix.length, suffix],
-  );
-}
-
-/**
- * Claimed debts the campaign texted within REDIAL_AFTER_MS (another run, or a try under another
- * tick key, sent and died before pushing them): settled like an earlier try's sends, never texted again.
- */
-async function textedRecently(sql: SqlTx, campaignId: string, debtIds: string[], now: Date): Promise<Array<{ debt_id: string; status: string }>> {
-  if (!debtIds.length) return [];
-  return sql.query<{ debt_id: string; status: string }>(
-    `SELECT DISTINCT ON (o.debt_id) o.debt_id, coalesce(t.status, o.status) AS status
-       FROM sms_messages o
-       LEFT JOIN LATERAL (SELECT x.status FROM sms_messages x WHERE x.corrects_id = o.id ORDER BY x.recorded_at DESC, x.id DESC LIMIT 1) t ON true
-      WHERE o.corrects_id IS NULL AND o.direction = 'outbound' AND o.campaign_id = $1 AND o.debt_id = ANY ($2::uuid[])
-        AND o.occurred_at > $3::timestamptz - make_interval(secs => $4 / 1000.0)
-      ORDER BY o.debt_id, o.occurred_at DESC`,
-    [campaignId, debtIds, now, REDIAL_AFTER_MS],
-  );
-}
-
 /** The merge values of the claimed debts: {{state}} is the debt's state, {{amount}} its amount as "1234.50". */
 async function mergeValues(sql: SqlTx, debtIds: string[]) {
-  const rows = await sql.query<{ id: string; external_ref: string; consumer_ref: string; account_number: string | null; amount_cents: string; state: string }>(
-    `SELECT id, external_ref, consumer_ref, account_number, amount_cents::text AS amount_cents, state FROM debts WHERE id = ANY ($1::uuid[])`,
-    [debtIds],
-  );
+  const rows = await debtMergeFields(sql, debtIds);
   return new Map(
     rows.map((r) => [
       r.id,
@@ -110,13 +75,7 @@ async function mergeValues(sql: SqlTx, debtIds: string[]) {
 
 async function pushNextDialable(deps: AppDeps, input: TickInput, debtIds: string[], delayMs: number, now: Date): Promise<void> {
   if (!debtIds.length) return;
-  await withTenantSql(deps.db, input.tenantId, (sql) =>
-    sql.query(`UPDATE debts SET next_dialable_at = $2::timestamptz + make_interval(secs => $3 / 1000.0) WHERE id = ANY ($1::uuid[])`, [
-      debtIds,
-      now,
-      delayMs,
-    ]),
-  );
+  await withTenantSql(deps.db, input.tenantId, (sql) => pushNextDialableAt(sql, debtIds, now, delayMs));
 }
 
 /**
@@ -125,11 +84,7 @@ async function pushNextDialable(deps: AppDeps, input: TickInput, debtIds: string
  */
 async function claim(deps: AppDeps, input: TickInput, now: Date): Promise<Claimed & { earlier: Array<{ debt_id: string; status: string }> }> {
   return withTenantSql(deps.db, input.tenantId, async (sql) => {
-    const [campaign] = await sql.query<BlastCampaign>(
-      `SELECT c.state, c.sms_body, t.max_cps, c.caller_ids, c.caller_id_pool::text[] AS caller_id_pool
-         FROM campaigns c JOIN tenants t ON t.id = c.tenant_id WHERE c.id = $1`,
-      [input.campaignId],
-    );
+    const campaign = await readBlastCampaign(sql, input.campaignId);
     const none = (idle: string, tokens: number | null = null) => ({ state: campaign?.state ?? null, idle, tokens, leads: [], earlier: [] });
     if (!campaign) return none('campaign_gone');
     if (campaign.state !== 'running') return none('not_running');
@@ -143,7 +98,7 @@ async function claim(deps: AppDeps, input: TickInput, now: Date): Promise<Claime
     const want = Math.min(cpsLeft ?? Infinity, input.options.batch_size - earlier.length);
     if (want <= 0) return { ...none(cpsLeft === 0 ? 'capacity_full' : 'batch_done', cpsLeft), earlier };
     const claimed = await claimDialableLeads(sql, input.campaignId, now, want, earlier.map((e) => e.debt_id));
-    const recent = await textedRecently(sql, input.campaignId, claimed.map((l) => l.debtId), now);
+    const recent = await textedRecently(sql, input.campaignId, claimed.map((l) => l.debtId), now, REDIAL_AFTER_MS);
     const recentIds = new Set(recent.map((r) => r.debt_id));
     earlier.push(...recent);
     const leads = claimed.filter((l) => !recentIds.has(l.debtId));
@@ -259,15 +214,7 @@ export async function smsBlastTick(deps: AppDeps, input: TickInput, now: Date = 
  * = still queued. The voice-only counters stay 0.
  */
 export async function smsRunCounters(deps: AppDeps, tenantId: string, campaignId: string, since: Date): Promise<RunCounters> {
-  const [row] = await withTenantSql(deps.db, tenantId, (sql) =>
-    sql.query<{ dialed: number; finished: number }>(
-      `SELECT count(*)::int AS dialed,
-              count(*) FILTER (WHERE EXISTS (SELECT 1 FROM sms_messages t WHERE t.corrects_id = o.id))::int AS finished
-         FROM sms_messages o
-        WHERE o.corrects_id IS NULL AND o.direction = 'outbound' AND o.campaign_id = $1 AND o.occurred_at >= $2`,
-      [campaignId, since],
-    ),
-  );
+  const row = await withTenantSql(deps.db, tenantId, (sql) => countBlastMessages(sql, campaignId, since));
   const dialed = row?.dialed ?? 0;
   const finished = row?.finished ?? 0;
   return { dialed, finished, reaped: 0, in_flight: dialed - finished, connected: 0, abandoned: 0 };

@@ -2,6 +2,7 @@ import { createRoute } from '@hono/zod-openapi';
 import { SERVICE_NAME, SERVICE_VERSION } from '../../config';
 import type { AppDeps } from '../../deps';
 import { createRouter, errorResponses, jsonContent, z } from '../../lib/openapi';
+import { pingDatabase } from './health.repository';
 
 const CheckStatus = z.enum(['ok', 'down']);
 
@@ -29,7 +30,7 @@ export function healthRoutes(deps: AppDeps) {
       responses: { 200: jsonContent(HealthSchema, 'Health'), ...errorResponses(400) },
     }),
     async (c) => {
-      const database = await deps.db.pool.query('SELECT 1').then(
+      const database = await pingDatabase(deps.db).then(
         () => 'ok' as const,
         () => 'down' as const,
       );

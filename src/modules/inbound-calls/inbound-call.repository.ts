@@ -68,3 +68,25 @@ export async function campaignMenu(sql: SqlTx, campaignId: string): Promise<{ iv
   );
   return row ?? null;
 }
+
+/** Moves the seat claimed for this call on (ringing to on_call) or frees it; a seat no longer claimed for this call is left alone. */
+export async function setPresence(sql: SqlTx, agentId: string, callAttemptId: string, presence: 'on_call' | 'available'): Promise<void> {
+  if (presence === 'on_call') {
+    await sql.query(`UPDATE agents SET presence = 'on_call', updated_at = now() WHERE id = $1 AND presence = 'ringing' AND active_call_attempt_id = $2::uuid`, [
+      agentId,
+      callAttemptId,
+    ]);
+    return;
+  }
+  await sql.query(
+    `UPDATE agents SET presence = 'available', active_call_attempt_id = NULL, updated_at = now()
+      WHERE id = $1 AND presence IN ('ringing', 'on_call') AND active_call_attempt_id = $2::uuid`,
+    [agentId, callAttemptId],
+  );
+}
+
+/** The debt the call's CDR row matched (null: the caller matched none). */
+export async function callDebtId(sql: SqlTx, callAttemptId: string): Promise<string | null> {
+  const [row] = await sql.query<{ debt_id: string | null }>('SELECT debt_id FROM call_attempts WHERE id = $1', [callAttemptId]);
+  return row?.debt_id ?? null;
+}

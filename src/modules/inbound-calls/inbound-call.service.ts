@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { AppDeps } from '../../deps';
-import { withTenantSql, type SqlTx } from '../../lib/tenancy';
+import { withTenantSql } from '../../lib/tenancy';
 import { createSwitchCommands, EslUnavailableError, type SwitchCommands } from '../../switch/esl';
 import { assertUuid } from '../../switch/esl/commands';
 import type { InboundCallInput, InboundCallRef, InboundRecordingStart, OpenedInboundCall } from '../../contracts/inbound-call';
@@ -12,7 +12,7 @@ import { speakToCall } from '../call-events/call-speech.service';
 import { recordCallConversation } from '../compliance/conversation.repository';
 import { startWrapUpTimers } from '../agent-wrap-up/wrap-up.service';
 import { startCallRecording } from '../recordings/recording-capture.service';
-import { agentIdByExtension, campaignMenu, insertInboundAttempt } from './inbound-call.repository';
+import { agentIdByExtension, callDebtId, campaignMenu, insertInboundAttempt, setPresence } from './inbound-call.repository';
 
 /**
  * How long a caller waits for a seat before the call ends unanswered by an agent. The two-second
@@ -65,21 +65,6 @@ export async function startInboundRecording(deps: AppDeps, ref: InboundCallRef):
   return { startedAt: started.startedAt, twoPartyConsentState: started.twoPartyConsentState, consentNoticePlayed: started.consentNoticePlayed };
 }
 
-async function setPresence(sql: SqlTx, agentId: string, callAttemptId: string, presence: 'on_call' | 'available'): Promise<void> {
-  if (presence === 'on_call') {
-    await sql.query(`UPDATE agents SET presence = 'on_call', updated_at = now() WHERE id = $1 AND presence = 'ringing' AND active_call_attempt_id = $2::uuid`, [
-      agentId,
-      callAttemptId,
-    ]);
-    return;
-  }
-  await sql.query(
-    `UPDATE agents SET presence = 'available', active_call_attempt_id = NULL, updated_at = now()
-      WHERE id = $1 AND presence IN ('ringing', 'on_call') AND active_call_attempt_id = $2::uuid`,
-    [agentId, callAttemptId],
-  );
-}
-
 /**
  * Puts a seat on the caller's line: the seat the route names (its sip_extension), or any reachable
  * seat, claimed like a dialer call (presence ringing, then on_call once bridged). A seat whose leg
@@ -118,8 +103,7 @@ export async function connectInboundAgent(
     const bridgedAt = new Date();
     await withTenantSql(deps.db, ref.tenantId, async (sql) => {
       await setPresence(sql, agent.id, ref.callAttemptId, 'on_call');
-      const [row] = await sql.query<{ debt_id: string | null }>('SELECT debt_id FROM call_attempts WHERE id = $1', [ref.callAttemptId]);
-      if (row?.debt_id) {
+      if (await callDebtId(sql, ref.callAttemptId)) {
         await recordCallConversation(sql, { callAttemptId: ref.callAttemptId, source: 'inbound', occurredAt: bridgedAt, evidence: { agent_id: agent.id, call_uuid: ref.callUuid } });
       }
     });

@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import { LIVE_CHANNEL } from '../../lib/events';
 import type { Logger } from '../../lib/logger';
+import { listenLiveChannel } from './live.repository';
 
 /** How the listener's backend shows in pg_stat_activity (per process, so an operator can tell them apart). */
 export const LISTENER_APPLICATION_NAME = `dialer-live-floor:${process.pid}`;
@@ -76,7 +77,7 @@ export class LiveListener {
     });
     try {
       await client.connect();
-      await client.query(`LISTEN ${LIVE_CHANNEL}`);
+      await listenLiveChannel(client);
     } catch (err) {
       await client.end().catch(() => undefined);
       this.retry(err);

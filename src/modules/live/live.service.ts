@@ -3,6 +3,19 @@ import type { Principal } from '../../lib/context';
 import { withTenantSql } from '../../lib/tenancy';
 import { mintToken, sha256Hex } from '../../lib/tokens';
 import { laneFor, principalRef, TICKET_PREFIX, type Lane } from './live.lanes';
+import {
+  countOpenLeases,
+  deleteLease,
+  insertLease,
+  insertTicket,
+  listRunningCampaignIds,
+  lockTenantLeases,
+  principalsStillValid,
+  pruneLapsedTickets,
+  redeemTicketHash,
+  renewLeases,
+  sweepLapsedLeases,
+} from './live.repository';
 
 export const WS_PATH = '/v1/ws';
 
@@ -12,9 +25,6 @@ export interface MintedTicket {
   expires_in: number;
   url: string;
 }
-
-/** How long a lapsed ticket is kept before a mint of its tenant prunes it. */
-const TICKET_KEEP_AFTER_EXPIRY = '1 day';
 
 /**
  * POST /v1/ws/ticket: a single-use ticket that carries the caller's principal to the socket, so
@@ -27,16 +37,16 @@ export async function mintTicket(deps: AppDeps, principal: Principal): Promise<M
   const ticket = mintToken(TICKET_PREFIX[lane]);
   const ttl = deps.config.WS_TICKET_TTL_SECONDS;
   const expiresAt = await withTenantSql(deps.db, principal.tenantId, async (sql) => {
-    await sql.query(`DELETE FROM ws_tickets WHERE tenant_id = $1 AND expires_at < clock_timestamp() - interval '${TICKET_KEEP_AFTER_EXPIRY}'`, [
-      principal.tenantId,
-    ]);
-    const [row] = await sql.query<{ expires_at: Date }>(
-      `INSERT INTO ws_tickets (tenant_id, token_hash, lane, principal_kind, principal_id, agent_id, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, clock_timestamp() + make_interval(secs => $7))
-       RETURNING expires_at`,
-      [principal.tenantId, sha256Hex(ticket), lane, ref.kind, ref.id, ref.agentId, ttl],
-    );
-    return row!.expires_at;
+    await pruneLapsedTickets(sql, principal.tenantId);
+    return insertTicket(sql, {
+      tenantId: principal.tenantId,
+      tokenHash: sha256Hex(ticket),
+      lane,
+      principalKind: ref.kind,
+      principalId: ref.id,
+      agentId: ref.agentId,
+      ttlSeconds: ttl,
+    });
   });
   return { ticket, expires_at: expiresAt.toISOString(), expires_in: ttl, url: `${WS_PATH}?ticket=${ticket}` };
 }
@@ -55,15 +65,7 @@ export interface RedeemedTicket {
  * unknown, already redeemed or expired ticket alike: the caller answers them identically.
  */
 export async function redeemTicket(deps: AppDeps, ticket: string): Promise<RedeemedTicket | null> {
-  const { rows } = await deps.db.pool.query<{
-    tenant_id: string;
-    lane: Lane;
-    principal_kind: Principal['kind'];
-    principal_id: string;
-    agent_id: string | null;
-    tenant_status: string;
-  }>('SELECT tenant_id, lane, principal_kind, principal_id, agent_id, tenant_status FROM ws_redeem_ticket($1)', [sha256Hex(ticket)]);
-  const row = rows[0];
+  const row = await redeemTicketHash(deps.db, sha256Hex(ticket));
   if (!row) return null;
   return {
     tenantId: row.tenant_id,
@@ -110,22 +112,11 @@ export async function checkPrincipals(
   renew?: { leases: (p: PrincipalCheck) => HeldLease[]; leaseMs: number },
 ): Promise<PrincipalCheck> {
   return withTenantSql(deps.db, tenantId, async (sql) => {
-    const [row] = await sql.query<{ tenant_status: string | null; api_keys: string[]; sessions: string[]; widget_tokens: string[] }>(
-      `SELECT (SELECT status FROM tenants WHERE id = $1) AS tenant_status,
-              ARRAY(SELECT id::text FROM api_keys WHERE id = ANY ($2::uuid[]) AND revoked_at IS NULL) AS api_keys,
-              ARRAY(SELECT s.id::text FROM user_sessions s JOIN users u ON u.id = s.user_id
-                     WHERE s.id = ANY ($3::uuid[]) AND s.revoked_at IS NULL AND s.expires_at > clock_timestamp()
-                       AND u.status = 'active') AS sessions,
-              ARRAY(SELECT w.id::text FROM widget_tokens w JOIN agents a ON a.id = w.agent_id
-                     WHERE w.id = ANY ($4::uuid[]) AND w.revoked_at IS NULL AND w.expires_at > clock_timestamp()
-                       AND w.session_expires_at > clock_timestamp() AND a.status = 'active') AS widget_tokens`,
-      [
-        tenantId,
-        uuids(held.filter((p) => p.principalKind === 'api_key').map((p) => p.principalId)),
-        uuids(held.filter((p) => p.principalKind === 'user').map((p) => p.principalId)),
-        uuids(held.filter((p) => p.principalKind === 'widget').map((p) => p.principalId)),
-      ],
-    );
+    const row = await principalsStillValid(sql, tenantId, {
+      apiKeys: uuids(held.filter((p) => p.principalKind === 'api_key').map((p) => p.principalId)),
+      sessions: uuids(held.filter((p) => p.principalKind === 'user').map((p) => p.principalId)),
+      widgetTokens: uuids(held.filter((p) => p.principalKind === 'widget').map((p) => p.principalId)),
+    });
     const apiKeys = new Set(row?.api_keys ?? []);
     const sessions = new Set(row?.sessions ?? []);
     const widgetTokens = new Set(row?.widget_tokens ?? []);
@@ -146,23 +137,7 @@ export async function checkPrincipals(
       },
     };
     const leases = renew ? renew.leases(check) : [];
-    if (renew && leases.length) {
-      // An upsert: a row swept as lapsed while this process was stalled is restored, so the caps keep counting the socket.
-      await sql.query(
-        `INSERT INTO ws_connections (id, tenant_id, lane, principal_kind, principal_id, lease_until)
-         SELECT l.id, $1, l.lane, l.kind, l.principal, clock_timestamp() + make_interval(secs => $6)
-           FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[]) AS l (id, lane, kind, principal)
-         ON CONFLICT (id) DO UPDATE SET lease_until = EXCLUDED.lease_until`,
-        [
-          tenantId,
-          leases.map((l) => l.leaseId),
-          leases.map((l) => l.lane),
-          leases.map((l) => l.principalKind),
-          leases.map((l) => l.principalId),
-          renew.leaseMs / 1000,
-        ],
-      );
-    }
+    if (renew && leases.length) await renewLeases(sql, tenantId, leases, renew.leaseMs);
     return check;
   });
 }
@@ -182,33 +157,20 @@ export interface LeaseRequest {
  */
 export async function openLease(deps: AppDeps, req: LeaseRequest): Promise<string | null> {
   return withTenantSql(deps.db, req.tenantId, async (sql) => {
-    await sql.query(`SELECT pg_advisory_xact_lock(hashtextextended('ws_connections:' || $1::text, 0))`, [req.tenantId]);
-    await sql.query(`DELETE FROM ws_connections WHERE tenant_id = $1 AND lease_until <= clock_timestamp()`, [req.tenantId]);
-    const [counts] = await sql.query<{ tenant_open: number; token_open: number }>(
-      `SELECT count(*)::int AS tenant_open,
-              (count(*) FILTER (WHERE principal_kind = $2 AND principal_id = $3))::int AS token_open
-         FROM ws_connections WHERE tenant_id = $1 AND lease_until > clock_timestamp()`,
-      [req.tenantId, req.principalKind, req.principalId],
-    );
+    await lockTenantLeases(sql, req.tenantId);
+    await sweepLapsedLeases(sql, req.tenantId);
+    const counts = await countOpenLeases(sql, req.tenantId, req.principalKind, req.principalId);
     if ((counts?.tenant_open ?? 0) >= deps.config.WS_MAX_PER_TENANT) return null;
     if (req.principalKind === 'widget' && (counts?.token_open ?? 0) >= deps.config.WS_MAX_PER_WIDGET_TOKEN) return null;
-    const [row] = await sql.query<{ id: string }>(
-      `INSERT INTO ws_connections (tenant_id, lane, principal_kind, principal_id, lease_until)
-       VALUES ($1, $2, $3, $4, clock_timestamp() + make_interval(secs => $5)) RETURNING id`,
-      [req.tenantId, req.lane, req.principalKind, req.principalId, req.leaseMs / 1000],
-    );
-    return row!.id;
+    return insertLease(sql, req);
   });
 }
 
 export async function releaseLease(deps: AppDeps, tenantId: string, leaseId: string): Promise<void> {
-  await withTenantSql(deps.db, tenantId, (sql) => sql.query('DELETE FROM ws_connections WHERE id = $1', [leaseId]));
+  await withTenantSql(deps.db, tenantId, (sql) => deleteLease(sql, leaseId));
 }
 
 /** Campaigns whose stats the tenant lane is sent, oldest first. */
 export async function runningCampaignIds(deps: AppDeps, tenantId: string): Promise<string[]> {
-  const rows = await withTenantSql(deps.db, tenantId, (sql) =>
-    sql.query<{ id: string }>(`SELECT id::text AS id FROM campaigns WHERE state = 'running' ORDER BY created_at, id`),
-  );
-  return rows.map((r) => r.id);
+  return withTenantSql(deps.db, tenantId, (sql) => listRunningCampaignIds(sql));
 }

@@ -5,6 +5,7 @@ import { withTenantSql, type SqlTx } from '../../lib/tenancy';
 import { attemptProfile } from '../compliance/compliance-preflight.service';
 import { evaluateInTx } from '../compliance/compliance.service';
 import { selectDialableLeads } from '../leads/lead.repository';
+import { dueCallbacks, findCampaign, findDebt } from './next-lead.repository';
 
 /** How many candidates a preview looks through before it answers that nothing is dialable now. */
 export const NEXT_LEAD_SCAN = 200;
@@ -17,10 +18,7 @@ interface Candidate {
 }
 
 async function describe(sql: SqlTx, candidate: Candidate, zones: string[]) {
-  const [debt] = await sql.query<{ external_ref: string; consumer_ref: string; state: string; amount_cents: string; currency: string }>(
-    'SELECT external_ref, consumer_ref, state, amount_cents, currency FROM debts WHERE id = $1',
-    [candidate.debtId],
-  );
+  const debt = await findDebt(sql, candidate.debtId);
   return {
     source: candidate.source,
     callback_id: candidate.callbackId,
@@ -42,17 +40,9 @@ async function describe(sql: SqlTx, candidate: Candidate, zones: string[]) {
  */
 export async function nextLead(deps: AppDeps, tenantId: string, campaignId: string, now = new Date()) {
   return withTenantSql(deps.db, tenantId, async (sql) => {
-    const [campaign] = await sql.query<{ id: string; campaign_type: string; ai_voice: boolean }>(
-      'SELECT id, campaign_type, ai_voice FROM campaigns WHERE id = $1',
-      [campaignId],
-    );
+    const campaign = await findCampaign(sql, campaignId);
     if (!campaign) throw notFound();
-    const callbacks = await sql.query<{ id: string; debt_id: string; contact_phone: string }>(
-      `SELECT id, debt_id, contact_phone FROM callbacks
-        WHERE campaign_id = $1 AND status = 'pending' AND scheduled_at <= $2
-        ORDER BY priority DESC, scheduled_at, id LIMIT $3`,
-      [campaignId, now, NEXT_LEAD_SCAN],
-    );
+    const callbacks = await dueCallbacks(sql, campaignId, now, NEXT_LEAD_SCAN);
     const leads = await selectDialableLeads(sql, campaignId, now, NEXT_LEAD_SCAN);
     const candidates: Candidate[] = [
       ...callbacks.map((c) => ({ source: 'callback' as const, debtId: c.debt_id, phone: c.contact_phone, callbackId: c.id })),

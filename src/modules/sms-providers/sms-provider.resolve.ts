@@ -1,24 +1,16 @@
 import type { Config } from '../../config';
 import type { Resolver } from '../../lib/egress';
 import type { SqlTx } from '../../lib/tenancy';
-import type { ProviderCredential, ResolvedProvider, SmsAdapterName, SmsSendContext } from '../sms/adapters/adapter';
+import type { ProviderCredential, ResolvedProvider, SmsSendContext } from '../sms/adapters/adapter';
 import type { CryptoBox } from '../../lib/crypto-box';
 import { adapterFor } from '../sms/adapters';
+import { oldestActiveProvider, type StoredProvider } from './sms-provider.repository';
 
 type DeploymentConfig = Pick<Config, 'SMS_PROVIDER_ADAPTER' | 'SMS_PROVIDER_BASE_URL' | 'SMS_PROVIDER_REGION'>;
 
 interface ResolveDeps {
   config: DeploymentConfig;
   box: CryptoBox;
-}
-
-/** The columns of an sms_providers row a send needs. */
-export interface StoredProvider {
-  id: string;
-  adapter: SmsAdapterName;
-  region: string;
-  base_url: string | null;
-  api_key_ciphertext: string | null;
 }
 
 /**
@@ -54,22 +46,10 @@ export function resolvedProviderOf(deps: ResolveDeps, row: StoredProvider): Reso
  * one, else the deployment's SMS_PROVIDER_ADAPTER with the deployment's key, else null (the send
  * answers 422 sms_provider_unconfigured). Oldest wins so adding a provider never silently moves
  * traffic; a tenant switches by disabling or retiring the one in use. Runs inside the caller's
- * tenant transaction. The account filter repeats what RLS enforces, so a policy change cannot
- * widen it. A stored provider's endpoint and credential: resolvedProviderOf.
+ * tenant transaction. A stored provider's endpoint and credential: resolvedProviderOf.
  */
 export async function resolveSmsProvider(sql: SqlTx, deps: ResolveDeps, tenantId: string): Promise<ResolvedProvider | null> {
-  const rows = await sql.query<StoredProvider>(
-    `SELECT p.id, p.adapter, p.region, p.base_url, p.api_key_ciphertext
-       FROM sms_providers p
-      WHERE p.status = 'active'
-        AND (p.tenant_id = $1::uuid
-             OR (p.tenant_id IS NULL AND p.account_id = (SELECT t.account_id FROM tenants t WHERE t.id = $1::uuid)))
-      ORDER BY (p.tenant_id IS NULL), p.created_at, p.id
-      LIMIT 1`,
-    [tenantId],
-    'sms_provider_resolve',
-  );
-  const row = rows[0];
+  const row = await oldestActiveProvider(sql, tenantId);
   if (row) return resolvedProviderOf(deps, row);
   const cfg = deps.config;
   if (!cfg.SMS_PROVIDER_ADAPTER) return null;

@@ -6,14 +6,24 @@ import { maskPhone } from '../../lib/phone';
 import { withTenantSql, type SqlTx } from '../../lib/tenancy';
 import { recordKeywordOptIn, recordOptOut } from '../compliance/optout.repository';
 import { adapterFor } from '../sms/adapters';
-import { resolvedProviderOf, smsSendContext, type StoredProvider } from '../sms-providers/sms-provider.resolve';
-import type { SmsAdapterName } from '../sms/adapters/adapter';
+import { resolvedProviderOf, smsSendContext } from '../sms-providers/sms-provider.resolve';
 import { isActiveDidOfTenant } from '../dids/did.repository';
 import { insertTransition, type SmsRow } from '../sms/sms.repository';
 import { segmentInfo } from '../sms/segments';
 import { smsMessageView } from '../sms/sms.views';
 import { classifyKeyword, keywordReply, normalizeKeyword, type KeywordAction } from './keywords';
 import { parseWebhook, type ParsedInbound, type ParsedReceipt } from './sms-webhooks.parse';
+import {
+  findStoredProvider,
+  inboundTenant,
+  insertInbound,
+  insertKeywordReply,
+  insertReceiptTransition,
+  latestOutboundContext,
+  messageTenant,
+  providerForWebhook,
+  type WebhookProvider,
+} from './sms-webhooks.repository';
 import { ED25519_SIGNATURE_HEADER, ED25519_TIMESTAMP_HEADER, HMAC_HEADER, verifyEd25519, verifyHmac } from './signature';
 
 export type WebhookEndpoint = 'dlr' | 'inbound';
@@ -29,15 +39,6 @@ export interface WebhookRequest {
   now?: Date;
 }
 
-interface WebhookProvider {
-  provider_id: string;
-  account_id: string;
-  tenant_id: string | null;
-  adapter: SmsAdapterName;
-  webhook_secret_ciphertext: string | null;
-  status: string;
-}
-
 /**
  * One provider webhook, in the order the SPEC fixes: a request with no signature header at all is
  * refused before the database is touched; then the provider (unknown or not active: 404, no
@@ -49,11 +50,7 @@ export async function handleProviderWebhook(deps: AppDeps, req: WebhookRequest):
   const raw = await req.readBody();
   const now = req.now ?? new Date();
 
-  const { rows } = await deps.db.pool.query<WebhookProvider>(
-    'SELECT provider_id, account_id, tenant_id, adapter, webhook_secret_ciphertext, status FROM sms_provider_for_webhook($1::uuid)',
-    [req.providerId],
-  );
-  const provider = rows[0];
+  const provider = await providerForWebhook(deps.db, req.providerId);
   if (!provider || provider.status !== 'active') throw notFound('no such SMS provider');
   if (!provider.webhook_secret_ciphertext) throw unauthorized('no webhook secret is configured for this provider');
 
@@ -76,32 +73,14 @@ export async function handleProviderWebhook(deps: AppDeps, req: WebhookRequest):
 }
 
 async function recordReceipt(deps: AppDeps, provider: WebhookProvider, r: ParsedReceipt, log: Logger): Promise<WebhookOutcome> {
-  const { rows } = await deps.db.pool.query<{ tenant_id: string; message_id: string }>(
-    'SELECT tenant_id, message_id FROM sms_message_tenant($1::uuid, $2)',
-    [provider.provider_id, r.providerMessageId],
-  );
-  const target = rows[0];
+  const target = await messageTenant(deps.db, provider.provider_id, r.providerMessageId);
   if (!target) {
     log.info({ provider_id: provider.provider_id }, 'sms receipt for an unknown provider message id; ignored');
     return 'ignored';
   }
-  const inserted = await withTenantSql(deps.db, target.tenant_id, (sql) =>
-    sql.query<{ id: string }>(
-      `INSERT INTO sms_messages (tenant_id, direction, status, from_e164, to_e164, segments, encoding, client_ref, provider_id,
-         provider_message_id, campaign_id, debt_id, consumer_ref, error_code, occurred_at, corrects_id)
-       SELECT o.tenant_id, o.direction, $2, o.from_e164, o.to_e164, NULL, o.encoding, o.client_ref, o.provider_id, $3, o.campaign_id,
-              o.debt_id, o.consumer_ref, $4, $5, o.id
-         FROM sms_messages o WHERE o.id = $1::uuid AND o.corrects_id IS NULL
-       ON CONFLICT (corrects_id, status) WHERE corrects_id IS NOT NULL DO NOTHING
-       RETURNING id`,
-      [target.message_id, r.status, r.providerMessageId, r.errorCode, r.occurredAt],
-    ),
-  );
-  return inserted.length ? 'ok' : 'duplicate';
+  const inserted = await withTenantSql(deps.db, target.tenant_id, (sql) => insertReceiptTransition(sql, target.message_id, r));
+  return inserted ? 'ok' : 'duplicate';
 }
-
-const ROW_COLUMNS = `id, direction, status, from_e164, to_e164, body, segments, encoding, client_ref, provider_id, provider_message_id,
-  campaign_id, debt_id, consumer_ref, compliance_snapshot, cost_usd, error_code, kind, occurred_at, corrects_id, recorded_at`;
 
 /**
  * The live floor reaches every socket of the tenant, agents included: it gets who wrote (last four
@@ -111,16 +90,10 @@ export function maskedSmsView(row: SmsRow): ReturnType<typeof smsMessageView> {
   return { ...smsMessageView(row), from_e164: maskPhone(row.from_e164), body_preview: null };
 }
 
-/** The tenant (of the provider's account) whose latest outbound through the provider went to `from`; null when none. */
-async function inboundTenant(deps: AppDeps, providerId: string, from: string): Promise<string | null> {
-  const { rows } = await deps.db.pool.query<{ tenant_id: string | null }>('SELECT sms_inbound_tenant($1::uuid, $2) AS tenant_id', [providerId, from]);
-  return rows[0]?.tenant_id ?? null;
-}
-
 async function recordInbound(deps: AppDeps, provider: WebhookProvider, m: ParsedInbound, log: Logger): Promise<WebhookOutcome> {
   // An account-wide provider serves several tenants and nothing in an inbound names one: the reply
   // belongs to the tenant of the account that last texted that number through this provider.
-  const tenantId = provider.tenant_id ?? (await inboundTenant(deps, provider.provider_id, m.from));
+  const tenantId = provider.tenant_id ?? (await inboundTenant(deps.db, provider.provider_id, m.from));
   if (!tenantId) {
     log.warn({ provider_id: provider.provider_id, from: maskPhone(m.from) }, 'inbound sms to an account-wide provider from a number none of its tenants texted; ignored');
     return 'ignored';
@@ -128,20 +101,18 @@ async function recordInbound(deps: AppDeps, provider: WebhookProvider, m: Parsed
   const action = classifyKeyword(m.text);
   const result = await withTenantSql(deps.db, tenantId, async (sql): Promise<{ outcome: WebhookOutcome; row?: SmsRow }> => {
     // The conversation this reply belongs to: the latest text the tenant sent that number.
-    const [context] = await sql.query<{ campaign_id: string | null; debt_id: string | null; consumer_ref: string | null }>(
-      `SELECT campaign_id, debt_id, consumer_ref FROM sms_messages
-        WHERE tenant_id = app_tenant_id() AND to_e164 = $1 AND corrects_id IS NULL AND direction = 'outbound'
-        ORDER BY occurred_at DESC, id DESC LIMIT 1`,
-      [m.from],
-    );
-    const [row] = await sql.query<SmsRow>(
-      `INSERT INTO sms_messages (tenant_id, direction, status, from_e164, to_e164, body, provider_id, provider_message_id,
-         campaign_id, debt_id, consumer_ref, occurred_at)
-       VALUES (app_tenant_id(), 'inbound', 'received', $1, $2, $3, $4::uuid, $5, $6::uuid, $7::uuid, $8, $9)
-       ON CONFLICT (provider_id, provider_message_id) WHERE direction = 'inbound' AND corrects_id IS NULL DO NOTHING
-       RETURNING ${ROW_COLUMNS}`,
-      [m.from, m.to, m.text, provider.provider_id, m.providerMessageId, context?.campaign_id ?? null, context?.debt_id ?? null, context?.consumer_ref ?? null, m.occurredAt],
-    );
+    const context = await latestOutboundContext(sql, m.from);
+    const row = await insertInbound(sql, {
+      from: m.from,
+      to: m.to,
+      text: m.text,
+      providerId: provider.provider_id,
+      providerMessageId: m.providerMessageId,
+      campaignId: context?.campaign_id ?? null,
+      debtId: context?.debt_id ?? null,
+      consumerRef: context?.consumer_ref ?? null,
+      occurredAt: m.occurredAt,
+    });
     // The first delivery already did everything below in its own committed transaction.
     if (!row) return { outcome: 'duplicate' };
     await applyKeyword(sql, tenantId, row, action);
@@ -170,22 +141,23 @@ async function sendKeywordReply(deps: AppDeps, tenantId: string, inbound: SmsRow
   try {
     const seg = segmentInfo(reply.body);
     const queued = await withTenantSql(deps.db, tenantId, async (sql) => {
-      const [p] = await sql.query<StoredProvider>(
-        'SELECT id, adapter, region, base_url, api_key_ciphertext FROM sms_providers WHERE id = $1::uuid',
-        [inbound.provider_id],
-      );
+      const p = await findStoredProvider(sql, inbound.provider_id);
       if (!p) return null;
       const from = (await isActiveDidOfTenant(sql, inbound.to_e164)) ? inbound.to_e164 : null;
-      const [row] = await sql.query<{ id: string }>(
-        `INSERT INTO sms_messages (tenant_id, direction, status, from_e164, to_e164, body, segments, encoding, client_ref, provider_id,
-           campaign_id, debt_id, consumer_ref, kind, occurred_at)
-         VALUES (app_tenant_id(), 'outbound', 'queued', $1, $2, $3, $4, $5, $6, $7::uuid, $8::uuid, $9::uuid, $10, $11, now())
-         ON CONFLICT (tenant_id, client_ref) WHERE corrects_id IS NULL AND client_ref IS NOT NULL DO NOTHING
-         RETURNING id`,
-        [from, inbound.from_e164, reply.body, seg.segments, seg.encoding, `${reply.kind}:${inbound.id}`, inbound.provider_id,
-          inbound.campaign_id, inbound.debt_id, inbound.consumer_ref, reply.kind],
-      );
-      return row ? { id: row.id, provider: p, from } : null;
+      const id = await insertKeywordReply(sql, {
+        from,
+        to: inbound.from_e164,
+        body: reply.body,
+        segments: seg.segments,
+        encoding: seg.encoding,
+        clientRef: `${reply.kind}:${inbound.id}`,
+        providerId: inbound.provider_id,
+        campaignId: inbound.campaign_id,
+        debtId: inbound.debt_id,
+        consumerRef: inbound.consumer_ref,
+        kind: reply.kind,
+      });
+      return id !== null ? { id, provider: p, from } : null;
     });
     if (!queued) return;
     const { provider, from } = queued;

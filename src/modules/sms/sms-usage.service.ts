@@ -1,7 +1,7 @@
 import type { AppDeps } from '../../deps';
 import { unprocessable } from '../../lib/errors';
 import { withTenantSql } from '../../lib/tenancy';
-import { tenantSmsLimits } from './sms.repository';
+import { chargedBetween, dailyCharges, tenantSmsLimits } from './sms.repository';
 
 export interface SmsUsageQuery {
   from?: string;
@@ -34,21 +34,8 @@ export async function smsUsage(deps: AppDeps, tenantId: string, q: SmsUsageQuery
   const campaignId = q.campaign_id ?? null;
 
   return withTenantSql(deps.db, tenantId, async (sql) => {
-    const daily = await sql.query<{ date: string; messages: number; segments: number; cost_usd: string }>(
-      `SELECT to_char((occurred_at AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS date, count(*)::int AS messages,
-              coalesce(sum(segments), 0)::int AS segments, coalesce(sum(cost_usd), 0) AS cost_usd
-         FROM sms_messages
-        WHERE tenant_id = app_tenant_id() AND cost_usd IS NOT NULL
-          AND occurred_at >= $1::timestamptz AND occurred_at < $2::timestamptz
-          AND ($3::uuid IS NULL OR campaign_id = $3::uuid)
-        GROUP BY 1 ORDER BY 1`,
-      [from, to, campaignId],
-    );
-    const [mtd] = await sql.query<{ cost: string }>(
-      `SELECT coalesce(sum(cost_usd), 0) AS cost FROM sms_messages
-        WHERE tenant_id = app_tenant_id() AND cost_usd IS NOT NULL AND occurred_at >= $1::timestamptz AND occurred_at < $2::timestamptz`,
-      [month.from, month.to],
-    );
+    const daily = await dailyCharges(sql, from, to, campaignId);
+    const mtd = await chargedBetween(sql, month.from, month.to);
     const limits = await tenantSmsLimits(sql);
     const days = daily.map((d) => ({ date: d.date, messages: d.messages, segments: d.segments, cost_usd: round6(Number(d.cost_usd)) }));
     return {
@@ -59,7 +46,7 @@ export async function smsUsage(deps: AppDeps, tenantId: string, q: SmsUsageQuery
       messages: days.reduce((s, d) => s + d.messages, 0),
       segments: days.reduce((s, d) => s + d.segments, 0),
       cost_usd: round6(daily.reduce((s, d) => s + Number(d.cost_usd), 0)),
-      month_to_date_cost_usd: round6(Number(mtd?.cost ?? 0)),
+      month_to_date_cost_usd: round6(Number(mtd ?? 0)),
       budget_usd: limits.budget_usd,
       daily: days,
     };

@@ -72,6 +72,22 @@ export async function sendsLastSecond(sql: SqlTx, now: Date): Promise<number> {
   return row?.n ?? 0;
 }
 
+/**
+ * A savepoint around the compliance engine inside the send's transaction: a failed engine
+ * statement is rolled back alone, and the send goes on to record the refusal.
+ */
+export async function setEngineSavepoint(sql: SqlTx): Promise<void> {
+  await sql.query('SAVEPOINT sms_engine');
+}
+
+export async function releaseEngineSavepoint(sql: SqlTx): Promise<void> {
+  await sql.query('RELEASE SAVEPOINT sms_engine');
+}
+
+export async function rollbackToEngineSavepoint(sql: SqlTx): Promise<void> {
+  await sql.query('ROLLBACK TO SAVEPOINT sms_engine');
+}
+
 export async function campaignVisible(sql: SqlTx, campaignId: string): Promise<boolean> {
   return (await sql.query('SELECT 1 FROM campaigns WHERE id = $1::uuid', [campaignId])).length > 0;
 }
@@ -166,6 +182,38 @@ export interface ListFilters {
   debtId?: string;
   after?: { at: Date; id: string } | null;
   limit: number;
+}
+
+export interface DailyCharges {
+  date: string;
+  messages: number;
+  segments: number;
+  /** numeric arrives as a string from pg. */
+  cost_usd: string;
+}
+
+/** Charged rows (those with a cost_usd: the `sent` transitions) of [from, to) per UTC day, optionally of one campaign. */
+export async function dailyCharges(sql: SqlTx, from: Date, to: Date, campaignId: string | null): Promise<DailyCharges[]> {
+  return sql.query<DailyCharges>(
+    `SELECT to_char((occurred_at AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS date, count(*)::int AS messages,
+              coalesce(sum(segments), 0)::int AS segments, coalesce(sum(cost_usd), 0) AS cost_usd
+         FROM sms_messages
+        WHERE tenant_id = app_tenant_id() AND cost_usd IS NOT NULL
+          AND occurred_at >= $1::timestamptz AND occurred_at < $2::timestamptz
+          AND ($3::uuid IS NULL OR campaign_id = $3::uuid)
+        GROUP BY 1 ORDER BY 1`,
+    [from, to, campaignId],
+  );
+}
+
+/** What was charged in [from, to), all campaigns, as numeric text. */
+export async function chargedBetween(sql: SqlTx, from: Date, to: Date): Promise<string | undefined> {
+  const [row] = await sql.query<{ cost: string }>(
+    `SELECT coalesce(sum(cost_usd), 0) AS cost FROM sms_messages
+        WHERE tenant_id = app_tenant_id() AND cost_usd IS NOT NULL AND occurred_at >= $1::timestamptz AND occurred_at < $2::timestamptz`,
+    [from, to],
+  );
+  return row?.cost;
 }
 
 /** Originals and transitions, newest first by (recorded_at, id); fetches limit + 1 for paginate(). */

@@ -3,7 +3,7 @@ import type { AppDeps } from '../../deps';
 import { AppError, internal, notFound, throttled, unprocessable } from '../../lib/errors';
 import { decodeTimestampIdCursor, paginate } from '../../lib/pagination';
 import { withTenantSql, type SqlTx } from '../../lib/tenancy';
-import { lockCommunications } from '../compliance/communications-lock';
+import { lockCommunications } from '../compliance/communications-lock.repository';
 import { complianceSnapshot, evaluateInTx, type EvaluatedDecision } from '../compliance/compliance.service';
 import { RULES_VERSION } from '../compliance/compliance.rules';
 import type { ResolvedProvider, SmsAdapter, SmsAdapterName, SmsSendContext, SmsSendResult } from './adapters/adapter';
@@ -16,7 +16,10 @@ import {
   insertTransition,
   listRows,
   monthToDateSpend,
+  releaseEngineSavepoint,
+  rollbackToEngineSavepoint,
   sendsLastSecond,
+  setEngineSavepoint,
   tenantSmsLimits,
   type SmsRow,
 } from './sms.repository';
@@ -76,7 +79,7 @@ function engineFailure(err: unknown, now: Date): EvaluatedDecision {
 
 /** Fail closed inside the send's transaction: a failed engine statement is undone alone and counts as a refusal. */
 async function decideInTx(sql: SqlTx, input: SendSmsInput, actor: { type: string; id: string | null }, deps: AppDeps, now: Date) {
-  await sql.query('SAVEPOINT sms_engine');
+  await setEngineSavepoint(sql);
   try {
     const [decision] = await evaluateInTx(
       sql,
@@ -93,10 +96,10 @@ async function decideInTx(sql: SqlTx, input: SendSmsInput, actor: { type: string
       ],
       { actor, now },
     );
-    await sql.query('RELEASE SAVEPOINT sms_engine');
+    await releaseEngineSavepoint(sql);
     return decision ?? engineFailure(new Error('no decision'), now);
   } catch (err) {
-    await sql.query('ROLLBACK TO SAVEPOINT sms_engine');
+    await rollbackToEngineSavepoint(sql);
     deps.logger.error({ err: (err as Error).message }, 'compliance engine failed on an SMS send; refusing');
     return engineFailure(err, now);
   }

@@ -53,6 +53,12 @@ export async function planStatus(sql: SqlTx): Promise<string | null> {
   return row?.plan_status ?? null;
 }
 
+/** Whether a correction of the original call carries ended_at (the original's own is read by the caller). */
+export async function correctionEnded(sql: SqlTx, tenantId: string, originalId: string): Promise<boolean> {
+  const rows = await sql.query(`SELECT 1 FROM call_attempts WHERE tenant_id = $1::uuid AND corrects_id = $2::uuid AND ended_at IS NOT NULL LIMIT 1`, [tenantId, originalId]);
+  return rows.length > 0;
+}
+
 /** Serializes the quota check and the slot it reserves, per tenant. */
 export async function lockSupervisionQuota(sql: SqlTx, tenantId: string): Promise<void> {
   await sql.query(`SELECT pg_advisory_xact_lock(hashtextextended('supervision:' || $1::text, 0))`, [tenantId]);

@@ -10,6 +10,7 @@ import { isSipExtension } from '../agents/agent.rules';
 import { findCallByUuid } from '../cdr/cdr.repository';
 import {
   agentExtension,
+  correctionEnded,
   findActiveRosterAgent,
   findOwnLiveSession,
   insertPendingSession,
@@ -61,8 +62,7 @@ function toAppError(err: unknown, mode: SupervisionMode): AppError {
 
 async function callEnded(sql: SqlTx, tenantId: string, original: { id: string; endedAt: Date | string | null }): Promise<boolean> {
   if (original.endedAt !== null) return true;
-  const rows = await sql.query(`SELECT 1 FROM call_attempts WHERE tenant_id = $1::uuid AND corrects_id = $2::uuid AND ended_at IS NOT NULL LIMIT 1`, [tenantId, original.id]);
-  return rows.length > 0;
+  return correctionEnded(sql, tenantId, original.id);
 }
 
 export interface SupervisionRequest {

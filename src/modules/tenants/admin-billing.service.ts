@@ -14,6 +14,7 @@ import {
 } from '../billing/billing.rules';
 import { evaluateBilling, readAccountView } from '../billing/billing.service';
 import type { AdminCreditInput, AdminPlanInput } from '../billing/billing.schemas';
+import { tenantExists } from './tenant.repository';
 
 function amountOf(field: string, value: string | number): string {
   const micros = parseAmountInput(value);
@@ -28,8 +29,7 @@ function amountOf(field: string, value: string | number): string {
  */
 async function operatorWrite<T>(deps: AppDeps, tenantId: string, action: string, write: (sql: SqlTx) => Promise<{ result: T; payload: Record<string, unknown> }>) {
   const result = await withTenantSql(deps.db, tenantId, async (sql) => {
-    const [tenant] = await sql.query<{ id: string }>('SELECT id FROM tenants WHERE id = $1::uuid', [tenantId]);
-    if (!tenant) throw notFound();
+    if (!(await tenantExists(sql, tenantId))) throw notFound();
     await lockAccount(sql);
     const done = await write(sql);
     await appendAuditSql(sql, tenantId, [{ actorType: 'operator', actorId: null, action, subjectType: 'tenant', subjectId: tenantId, payload: done.payload }]);

@@ -1,4 +1,3 @@
-import type { Did } from '../../../prisma/generated/client';
 import type { AppDeps } from '../../deps';
 import { appendAuditSql } from '../../lib/audit';
 import { AppError, conflict, isUniqueViolation, notFound, unprocessable } from '../../lib/errors';
@@ -7,14 +6,9 @@ import { applyDidWrite, type DidSettings } from '../dids/did.rules';
 import { activeElsewhereSql } from '../dids/did.repository';
 import { DID_CONFLICT } from '../dids/did-verification.service';
 import { didView } from '../dids/did.views';
+import { didsByE164, insertHouseDids } from './admin-dids.repository';
 import { ADMIN_DIDS_MAX, type AdminProvisionDidsInput } from './admin-dids.schemas';
-
-/** Rows shaped like Prisma's Did, so the tenant API's view renders them. */
-const DID_COLUMNS = `id, tenant_id AS "tenantId", e164, npa, us_state AS "usState", attestation, status, origin, labels, notes,
-  created_at AS "createdAt", updated_at AS "updatedAt", retired_at AS "retiredAt", verification_status AS "verificationStatus",
-  verification_method AS "verificationMethod", verification_code_hash AS "verificationCodeHash", verification_attempts AS "verificationAttempts",
-  verification_expires_at AS "verificationExpiresAt", verification_sent_at AS "verificationSentAt", verification_sends AS "verificationSends",
-  verification_sends_since AS "verificationSendsSince"`;
+import { tenantExists } from './tenant.repository';
 
 /** The DID rules of the tenant API, answered 422 as the operator routes answer semantic problems. */
 function settingsOf(body: AdminProvisionDidsInput): DidSettings[] {
@@ -55,18 +49,10 @@ export async function provisionHouseDids(deps: AppDeps, tenantId: string, body: 
 
 function provisionInTenant(deps: AppDeps, tenantId: string, settings: DidSettings[]) {
   return withTenantSql(deps.db, tenantId, async (sql) => {
-    const [tenant] = await sql.query<{ id: string }>('SELECT id FROM tenants WHERE id = $1::uuid', [tenantId]);
-    if (!tenant) throw notFound();
+    if (!(await tenantExists(sql, tenantId))) throw notFound();
     const [taken] = await activeElsewhereSql(sql, settings.map((s) => s.e164));
     if (taken !== undefined) throw conflict(`e164s: ${taken} cannot be provisioned: ${DID_CONFLICT}`);
-    const inserted = await sql.query<Did>(
-      `INSERT INTO dids (tenant_id, e164, npa, us_state, attestation, status, origin, labels, notes)
-       SELECT $1::uuid, x.e164, x.npa, x.us_state, x.attestation, 'active', 'house', x.labels, NULL
-         FROM jsonb_to_recordset($2::jsonb) AS x(e164 text, npa text, us_state text, attestation text, labels text[])
-       ON CONFLICT (tenant_id, e164) DO NOTHING
-       RETURNING ${DID_COLUMNS}`,
-      [tenantId, JSON.stringify(settings.map((s) => ({ e164: s.e164, npa: s.npa, us_state: s.us_state, attestation: s.attestation, labels: s.labels })))],
-    );
+    const inserted = await insertHouseDids(sql, tenantId, settings);
     await appendAuditSql(
       sql,
       tenantId,
@@ -79,7 +65,7 @@ function provisionInTenant(deps: AppDeps, tenantId: string, settings: DidSetting
         payload: { e164: d.e164, npa: d.npa, us_state: d.usState, attestation: d.attestation, status: d.status, labels: d.labels, origin: d.origin },
       })),
     );
-    const all = await sql.query<Did>(`SELECT ${DID_COLUMNS} FROM dids WHERE e164 = ANY ($1::text[]) ORDER BY e164`, [settings.map((s) => s.e164)]);
+    const all = await didsByE164(sql, settings.map((s) => s.e164));
     return { dids: all.map((d) => didView(d)), created: inserted.length, existing: settings.length - inserted.length };
   });
 }

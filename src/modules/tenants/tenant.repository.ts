@@ -26,6 +26,11 @@ export async function lockTenantRow(sql: SqlTx, tenantId: string): Promise<Tenan
   return rows[0] ?? null;
 }
 
+export async function tenantExists(sql: SqlTx, tenantId: string): Promise<boolean> {
+  const [tenant] = await sql.query<{ id: string }>('SELECT id FROM tenants WHERE id = $1::uuid', [tenantId]);
+  return tenant !== undefined;
+}
+
 export async function updateRetentionMonths(sql: SqlTx, tenantId: string, months: number): Promise<TenantRecord> {
   const rows = await sql.query<TenantRecord>(`UPDATE tenants SET retention_months = $2::int WHERE id = $1::uuid RETURNING ${TENANT_COLUMNS}`, [
     tenantId,

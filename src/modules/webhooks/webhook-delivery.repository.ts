@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { OUTBOX_CHANNEL } from '../../lib/events';
 import type { SqlTx } from '../../lib/tenancy';
 import type { DeliveryStatus } from './webhook-delivery.rules';
 
@@ -183,4 +184,9 @@ export async function requeue(sql: SqlTx, deliveryId: string): Promise<DeliveryL
     [deliveryId],
   );
   return rows[0]!;
+}
+
+/** Wakes the dispatcher when the transaction commits. */
+export async function notifyOutbox(sql: SqlTx): Promise<void> {
+  await sql.query('SELECT pg_notify($1, $2)', [OUTBOX_CHANNEL, '']);
 }

@@ -2,7 +2,6 @@ import { SERVICE_NAME, SERVICE_VERSION } from '../../config';
 import type { AppDeps } from '../../deps';
 import { appendAuditSql, type ActorType } from '../../lib/audit';
 import { conflict, isUniqueViolation, notFound } from '../../lib/errors';
-import { OUTBOX_CHANNEL } from '../../lib/events';
 import { webhookMetrics, type WebhookAttemptOutcome } from '../../lib/metrics';
 import { decodeTimestampIdCursor, paginate } from '../../lib/pagination';
 import { withTenantSql } from '../../lib/tenancy';
@@ -309,7 +308,7 @@ export async function redeliver(deps: AppDeps, tenantId: string, actor: { type: 
         payload: { delivery_id: deliveryId, event: row.event, event_id: row.event_id, previous_status: row.status, attempts: row.attempts },
       },
     ]);
-    await sql.query('SELECT pg_notify($1, $2)', [OUTBOX_CHANNEL, '']);
+    await repo.notifyOutbox(sql);
     const attempts = await repo.attemptsOf(sql, [deliveryId]);
     return deliveryView(requeued, attempts);
   });

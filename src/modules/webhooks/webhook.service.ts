@@ -16,6 +16,7 @@ import {
   secretHintOf,
   type EndpointWrite,
 } from './webhook.rules';
+import { endpointSecrets, lockEndpointRow } from './webhook.repository';
 import type { CreateWebhookInput, PatchWebhookInput } from './webhook.schemas';
 import { endpointData, endpointState, webhookView } from './webhook.views';
 
@@ -42,8 +43,7 @@ async function checkedUrl(deps: AppDeps, raw: string): Promise<string> {
 }
 
 async function lockEndpoint(tx: Tx, id: string): Promise<WebhookEndpoint> {
-  const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM webhook_endpoints WHERE id = ${id}::uuid FOR UPDATE`;
-  const row = locked.length ? await tx.webhookEndpoint.findUnique({ where: { id } }) : null;
+  const row = await lockEndpointRow(tx, id);
   if (!row) throw notFound();
   return row;
 }
@@ -190,14 +190,7 @@ export interface SigningSecrets {
  */
 export async function signingSecrets(deps: AppDeps, tenantId: string, endpointId: string, now: Date = new Date()): Promise<SigningSecrets> {
   if (!UUID_RE.test(endpointId)) throw notFound();
-  const rows = await withTenantSql(deps.db, tenantId, (sql) =>
-    sql.query<{ secret_ciphertext: string; previous_secret_ciphertext: string | null; previous_secret_expires_at: Date | null }>(
-      'SELECT secret_ciphertext, previous_secret_ciphertext, previous_secret_expires_at FROM webhook_endpoints WHERE id = $1',
-      [endpointId],
-      'webhook_signing_secrets',
-    ),
-  );
-  const row = rows[0];
+  const row = await withTenantSql(deps.db, tenantId, (sql) => endpointSecrets(sql, endpointId));
   if (!row) throw notFound();
   const previous =
     row.previous_secret_ciphertext !== null && previousSecretActive(row.previous_secret_expires_at, now) ? deps.box.decrypt(row.previous_secret_ciphertext) : null;
