@@ -2349,8 +2349,9 @@ export interface paths {
         };
         /**
          * The next lead the campaign would dial now, without dialing
-         * @description Due callbacks of the campaign first (priority, then time), then dialable leads in dialing order; the first
-         *     candidate the compliance engine would allow now (a dry run: nothing is recorded and nothing is reserved, so the dialer may
+         * @description Due callbacks of the campaign first (priority, then time; as the campaign claims them: not one that names its
+         *     agent, which its own timer dials, nor one resting after a refusal until its retry time), then dialable leads in dialing
+         *     order; the first candidate the compliance engine would allow now (a dry run: nothing is recorded and nothing is reserved, so the dialer may
          *     take a different lead). Looks through at most 200 candidates; `lead` is null when none is dialable.
          *     `at` evaluates as of another instant (default now).
          */

@@ -64,6 +64,24 @@ describe('GET /v1/campaigns/{id}/next-lead', () => {
     expect(res.body.lead).toMatchObject({ source: 'callback', callback_id: callback.id, debt_id: ids[1] });
   });
 
+  it('previews only the callbacks the campaign would claim: not one naming its agent, nor one resting after a refusal', async () => {
+    const tenant = await provisionTenant(app);
+    const { campaignId, ids } = await campaignWith(tenant, [{ consent: true }, { consent: true }, { consent: true }]);
+    await withTenant(app.deps.db, tenant.tenantId, async (tx) => {
+      const due = new Date('2026-10-19T17:00:00Z');
+      await tx.callback.create({
+        data: { tenantId: tenant.tenantId, debtId: ids[1]!, campaignId, contactPhone: '+13035554001', scheduledAt: due, agentId: tenant.adminAgentId, priority: 5 },
+      });
+      await tx.callback.create({
+        data: { tenantId: tenant.tenantId, debtId: ids[2]!, campaignId, contactPhone: '+13035554002', scheduledAt: due, retryAt: new Date('2026-10-19T19:00:00Z'), priority: 5 },
+      });
+    });
+    const res = await app.request('GET', `/v1/campaigns/${campaignId}/next-lead?at=${NOON_DENVER}`, { token: tenant.apiKey });
+    expect(res.body.lead).toMatchObject({ source: 'lead', callback_id: null, debt_id: ids[0] });
+    const later = await app.request('GET', `/v1/campaigns/${campaignId}/next-lead?at=${encodeURIComponent('2026-10-19T19:00:00Z')}`, { token: tenant.apiKey });
+    expect(later.body.lead).toMatchObject({ source: 'callback', debt_id: ids[2] });
+  });
+
   it('answers a null lead for an empty campaign', async () => {
     const tenant = await provisionTenant(app);
     const { campaignId } = await campaignWith(tenant, []);

@@ -9,11 +9,16 @@ export async function findCampaign(sql: SqlTx, campaignId: string): Promise<{ id
   return row ?? null;
 }
 
-/** Due callbacks of the campaign, highest priority first; a preview locks nothing. */
+/**
+ * Due callbacks of the campaign, highest priority first: the ones the campaign's tick would claim
+ * (claimDueCallbacks), so a callback resting after a refusal, or naming its agent (dialed by its
+ * own timer), is not previewed as the campaign's next dial. A preview locks nothing.
+ */
 export function dueCallbacks(sql: SqlTx, campaignId: string, now: Date, limit: number): Promise<Array<{ id: string; debt_id: string; contact_phone: string }>> {
   return sql.query<{ id: string; debt_id: string; contact_phone: string }>(
     `SELECT id, debt_id, contact_phone FROM callbacks
       WHERE campaign_id = $1 AND status = 'pending' AND scheduled_at <= $2
+        AND (retry_at IS NULL OR retry_at <= $2) AND agent_id IS NULL
       ORDER BY priority DESC, scheduled_at, id LIMIT $3`,
     [campaignId, now, limit],
   );
