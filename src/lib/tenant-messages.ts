@@ -1,4 +1,4 @@
-import { escapeLiteral, type PoolClient, type QueryResult } from 'pg';
+import type { PoolClient, QueryResult } from 'pg';
 import type { Database } from './db';
 import { assertTenantId } from './tenancy';
 
@@ -23,9 +23,21 @@ export interface ClosingMessage<T> {
   answer(results: QueryResult[]): T;
 }
 
+/**
+ * A string as a SQL literal, exactly as pg's `escapeLiteral` writes it (quotes doubled; with a
+ * backslash, an E'' literal with backslashes doubled), in two passes over the text instead of
+ * pg's one concatenation per character: a decision's evidence is a few kilobytes of JSON, and
+ * pg's loop left about 100 KB of garbage a decision, whose collection paused the deciding
+ * process about ten times a second.
+ */
+export function sqlLiteral(value: string): string {
+  const quoted = value.replace(/'/g, "''");
+  return value.includes('\\') ? ` E'${quoted.replace(/\\/g, '\\\\')}'` : `'${quoted}'`;
+}
+
 /** `EXECUTE name('<literal>', ...)`: every argument inlined as an escaped literal (null as NULL). */
 export function executeText(name: string, args: (string | null)[]): string {
-  return `EXECUTE ${name}(${args.map((a) => (a === null ? 'NULL' : escapeLiteral(a))).join(', ')})`;
+  return `EXECUTE ${name}(${args.map((a) => (a === null ? 'NULL' : sqlLiteral(a))).join(', ')})`;
 }
 
 const preparedOn = new WeakMap<PoolClient, Set<string>>();
