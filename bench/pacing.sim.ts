@@ -1,5 +1,6 @@
 import { AbandonmentController, linesToDial, type PacingMode } from '../src/modules/dialer/pacing';
 import { argNumber } from './support';
+import { mulberry32 } from '../test/helpers/seeded-random';
 
 /**
  * `npm run bench:pacing`: a discrete-time simulation (1 s steps) of one campaign with many agents
@@ -16,25 +17,13 @@ import { argNumber } from './support';
  */
 type Outcome = 'human' | 'machine' | 'no_answer' | 'busy';
 
-function rng(seed: number): () => number {
-  // mulberry32: a small seeded generator so a simulation run can be repeated exactly.
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 interface Call {
   outcome: Outcome;
   resolvesAt: number;
 }
 
 function simulate(mode: PacingMode, opts: { agents: number; seconds: number; threshold: number; maxRatio: number; seed: number }) {
-  const random = rng(opts.seed);
+  const random = mulberry32(opts.seed);
   const uniform = (lo: number, hi: number) => lo + (hi - lo) * random();
   const draw = (): Outcome => {
     const r = random();

@@ -1,5 +1,6 @@
 import type { AgentPolicy, ConsultConfig, ConversationContext, HandoffRule, Offer, Turn } from '../../src/modules/ai-engine/engine.types';
 import { ruleBasedEngine, type RuleEngineState } from '../../src/modules/ai-engine/rule-engine';
+import { mulberry32 } from '../helpers/seeded-random';
 
 /**
  * Property-style test: seeded random scripts of consumer turns against random valid policies and
@@ -9,17 +10,6 @@ import { ruleBasedEngine, type RuleEngineState } from '../../src/modules/ai-engi
 
 const SCRIPTS = 2500;
 const SEED = 0x5eed_a1;
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Rng = () => number;
 const int = (rng: Rng, min: number, max: number) => min + Math.floor(rng() * (max - min + 1));

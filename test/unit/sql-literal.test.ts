@@ -1,17 +1,6 @@
 import { escapeLiteral } from 'pg';
 import { executeText, sqlLiteral } from '../../src/lib/tenant-messages';
-
-/** Deterministic pseudo-random numbers, so a failure names a reproducible case. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '../helpers/seeded-random';
 
 // What a literal can meet: quotes, backslashes, JSON escapes, a lone surrogate, NUL-free control
 // characters, multi-byte text.
