@@ -105,10 +105,11 @@ describe('history listings are index probes under row-level security', () => {
 });
 
 describe('a survey window narrows its index scans under row-level security', () => {
-  // With sequential scans off the planner takes the campaign's index either way; what the test
-  // tells apart is whether the window's bounds are index conditions or a filter over every row of
-  // the campaign (a bound on an expression of the column, or one the planner may not push beneath
-  // the tenant policy).
+  // With sequential scans off the planner takes an index either way: the campaign's, or the
+  // tenant's time index with the campaign as a filter, as the shared test database's statistics
+  // make one or the other cheaper (CI has seen both). What the test tells apart is whether the
+  // window's bounds are index conditions or a filter over every row the index yields (a bound on
+  // an expression of the column, or one the planner may not push beneath the tenant policy).
   const window = { from: new Date('2026-11-01T00:00:00.000Z'), to: new Date('2026-11-02T00:00:00.000Z') };
   const campaignId = '00000000-0000-4000-8000-000000000001';
   it.each([
@@ -119,6 +120,6 @@ describe('a survey window narrows its index scans under row-level security', () 
   ])('%s', async (_name, list, column) => {
     const plan = await planOf(list, ['enable_seqscan = off']);
     const conditions = plan.split('\n').filter((line) => line.includes('Index Cond:'));
-    expect(conditions.some((line) => line.includes('campaign_id') && line.includes(`${column} >=`) && line.includes(`${column} <`))).toBe(true);
+    expect(conditions.some((line) => line.includes(`${column} >=`) && line.includes(`${column} <`))).toBe(true);
   });
 });
