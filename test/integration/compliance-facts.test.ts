@@ -168,6 +168,12 @@ describe('facts the gates read come from real events', () => {
     expect(dialed.body).toMatchObject({ status: 'dialing' });
     const callId: string = dialed.body.call_id;
     await waitFor(() => Promise.resolve(rig.sim.channel(callId)?.bridgedTo ?? undefined), 30_000, 'the agent bridge');
+    // The conversation is recorded once the switch confirms the bridge, a moment after the simulator shows it.
+    await waitFor(
+      async () => (await app.request('GET', `/v1/debts/${debtId}`, { token: tenant.apiKey })).body.debt?.last_conversation_at ?? undefined,
+      10_000,
+      'the bridge conversation',
+    );
     expect((await app.request('POST', `/v1/calls/${callId}/hold`, { token: tenant.apiKey })).status).toBe(200);
     const unheld = await app.request('POST', `/v1/calls/${callId}/unhold`, { token: tenant.apiKey });
     expect(unheld.status).toBe(200);

@@ -38,6 +38,11 @@ const wrapUpAudits = (tenant: ProvisionedTenant, agentId: string) =>
     tx.auditLog.findMany({ where: { subjectType: 'agent', subjectId: agentId, action: { startsWith: 'agent.wrap_up' } }, orderBy: [{ seq: 'asc' }] }),
   );
 
+const presenceIs = (tenant: ProvisionedTenant, agentId: string, presence: string) => async () => {
+  const row = await seat(tenant, agentId);
+  return row.presence === presence ? row : undefined;
+};
+
 /** A manual dial that bridges one seated agent; answers once the agent is on the call. */
 async function bridgedCall(tenant: ProvisionedTenant) {
   const [agentId] = await seatAgents(app, rig, tenant, 1);
@@ -50,14 +55,10 @@ async function bridgedCall(tenant: ProvisionedTenant) {
   expect(dialed.body.status).toBe('dialing');
   const callId: string = dialed.body.call_id;
   await waitFor(() => Promise.resolve(rig.sim.channel(callId)?.bridgedTo ?? undefined), 30_000, 'the agent bridge');
-  expect((await seat(tenant, agentId!)).presence).toBe('on_call');
+  // The seat's presence is written after the switch confirms the bridge, so it can trail the simulator by a moment.
+  await waitFor(presenceIs(tenant, agentId!, 'on_call'), 10_000, 'on_call after the bridge');
   return { agentId: agentId!, callId, attemptId: dialed.body.call_attempt.id as string };
 }
-
-const presenceIs = (tenant: ProvisionedTenant, agentId: string, presence: string) => async () => {
-  const row = await seat(tenant, agentId);
-  return row.presence === presence ? row : undefined;
-};
 
 const tenantWithWrapUp = (seconds: number) => provisionTenant(app, { agent_wrap_up_seconds: seconds });
 
