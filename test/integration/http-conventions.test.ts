@@ -267,9 +267,10 @@ describe('HTTP conventions', () => {
     });
 
     it('refuses a chunked body (no content-length) over 8 MiB with 413, without reading all of it', async () => {
-      // The server closes the connection with the client's surplus bytes unread, so its kernel
-      // answers them with a reset; a client still writing can meet the reset (EPIPE, ECONNRESET)
-      // before it has read the 413 ahead of it. Only that transport race is tried again: every
+      // After the 413 the server reads and discards the surplus for at most 500 ms or 64 MiB
+      // (@hono/node-server's lingering drain), then closes; bytes that arrive after that are
+      // answered with a reset by its kernel, and a client still writing then (EPIPE, ECONNRESET)
+      // may not have read the 413 ahead of it. Only that transport race is tried again: every
       // attempt that gets an answer must be this 413.
       let res: Awaited<ReturnType<typeof chunkedUpload>> | undefined;
       const resets: string[] = [];
