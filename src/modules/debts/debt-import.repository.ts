@@ -271,8 +271,9 @@ export async function addPriorAttempts(sql: SqlTx, tenantId: string, reports: { 
 }
 
 /**
- * Refreshes the planner statistics of the tables an import writes when the rows just written are a
- * tenth or more of what they know (the owner-side function decides); true when it ran ANALYZE.
+ * Refreshes the planner statistics of the tables an import writes once they have grown by a tenth
+ * since the statistics were taken, over however many imports, or when the rows just written are a
+ * tenth of what they know (the owner-side function decides); true when it ran ANALYZE.
  * Statistics are not tenant data: the call names no tenant.
  */
 export async function refreshImportStatistics(pool: Pool, rowsWritten: number): Promise<boolean> {
