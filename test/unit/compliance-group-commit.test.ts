@@ -33,7 +33,7 @@ describe('takeBatch', () => {
 describe('GroupCommit', () => {
   it('runs a submission to an idle key at once, alone', async () => {
     const { calls, run } = controlledRunner();
-    const gc = new GroupCommit(run, { maxItems: 10 });
+    const gc = new GroupCommit(run, { maxItems: 10, maxInFlight: 1 });
     const done = gc.submit('t1', [1]);
     expect(calls).toHaveLength(1);
     expect(calls[0]!.items).toEqual([1]);
@@ -44,7 +44,7 @@ describe('GroupCommit', () => {
 
   it('groups the submissions that arrive while the key is busy into the next batch, and answers each its own results', async () => {
     const { calls, run } = controlledRunner();
-    const gc = new GroupCommit(run, { maxItems: 10 });
+    const gc = new GroupCommit(run, { maxItems: 10, maxInFlight: 1 });
     const first = gc.submit('t1', [1]);
     const second = gc.submit('t1', [2, 3]);
     const third = gc.submit('t1', [4]);
@@ -61,7 +61,7 @@ describe('GroupCommit', () => {
 
   it('keeps keys independent: another tenant does not wait', () => {
     const { calls, run } = controlledRunner();
-    const gc = new GroupCommit(run, { maxItems: 10 });
+    const gc = new GroupCommit(run, { maxItems: 10, maxInFlight: 1 });
     void gc.submit('t1', [1]);
     void gc.submit('t2', [2]);
     expect(calls.map((c) => c.key)).toEqual(['t1', 't2']);
@@ -69,7 +69,7 @@ describe('GroupCommit', () => {
 
   it('caps a batch at maxItems and runs the rest in the following batch', async () => {
     const { calls, run } = controlledRunner();
-    const gc = new GroupCommit(run, { maxItems: 2 });
+    const gc = new GroupCommit(run, { maxItems: 2, maxInFlight: 1 });
     void gc.submit('t1', [1]);
     const waiting = [gc.submit('t1', [2]), gc.submit('t1', [3]), gc.submit('t1', [4])];
     calls[0]!.finish();
@@ -94,7 +94,7 @@ describe('GroupCommit', () => {
         if (items.includes(13)) throw new Error('bad item');
         return items.map(String);
       },
-      { maxItems: 10 },
+      { maxItems: 10, maxInFlight: 1 },
     );
     const pending = [gc.submit('t1', [1]), gc.submit('t1', [13]), gc.submit('t1', [2, 3])];
     release();
@@ -112,14 +112,14 @@ describe('GroupCommit', () => {
         runs += 1;
         return Promise.reject(new Error('database down'));
       },
-      { maxItems: 10 },
+      { maxItems: 10, maxInFlight: 1 },
     );
     await expect(gc.submit('t1', [1, 2])).rejects.toThrow('database down');
     expect(runs).toBe(1);
   });
 
   it('fails a batch that answers the wrong number of results', async () => {
-    const gc = new GroupCommit<string, number, string>(() => Promise.resolve(['only one']), { maxItems: 10 });
+    const gc = new GroupCommit<string, number, string>(() => Promise.resolve(['only one']), { maxItems: 10, maxInFlight: 1 });
     await expect(gc.submit('t1', [1, 2])).rejects.toThrow('a batch of 2 answered 1 results');
   });
 
@@ -127,7 +127,7 @@ describe('GroupCommit', () => {
     let fail = true;
     const gc = new GroupCommit<string, number, string>(
       (_key, items) => (fail ? Promise.reject(new Error('transient')) : Promise.resolve(items.map(String))),
-      { maxItems: 10 },
+      { maxItems: 10, maxInFlight: 1 },
     );
     await expect(gc.submit('t1', [1])).rejects.toThrow('transient');
     fail = false;
@@ -135,9 +135,50 @@ describe('GroupCommit', () => {
     expect(gc.activeKeys).toBe(0);
   });
 
+  it('runs up to maxInFlight batches of one key at once; what arrives meanwhile waits for one of them to finish', async () => {
+    const { calls, run } = controlledRunner();
+    const gc = new GroupCommit(run, { maxItems: 10, maxInFlight: 2 });
+    const first = gc.submit('t1', [1]);
+    const second = gc.submit('t1', [2]);
+    const waiting = [gc.submit('t1', [3]), gc.submit('t1', [4])];
+    expect(calls.map((c) => c.items)).toEqual([[1], [2]]);
+    calls[1]!.finish();
+    await expect(second).resolves.toEqual(['t1:2']);
+    await settle();
+    expect(calls.map((c) => c.items)).toEqual([[1], [2], [3, 4]]);
+    const fifth = gc.submit('t1', [5]);
+    expect(calls).toHaveLength(3);
+    calls[0]!.finish();
+    await expect(first).resolves.toEqual(['t1:1']);
+    await settle();
+    expect(calls[3]!.items).toEqual([5]);
+    calls[2]!.finish();
+    calls[3]!.finish();
+    await expect(Promise.all([...waiting, fifth])).resolves.toEqual([['t1:3'], ['t1:4'], ['t1:5']]);
+    expect(gc.activeKeys).toBe(0);
+  });
+
+  it('keeps a key while any of its batches is in flight', async () => {
+    const { calls, run } = controlledRunner();
+    const gc = new GroupCommit(run, { maxItems: 10, maxInFlight: 2 });
+    void gc.submit('t1', [1]);
+    const second = gc.submit('t1', [2]);
+    calls[1]!.finish();
+    await second;
+    await settle();
+    expect(gc.activeKeys).toBe(1);
+    calls[0]!.finish();
+    await settle();
+    expect(gc.activeKeys).toBe(0);
+  });
+
+  it.each([0, -1, 1.5, Number.NaN])('refuses maxInFlight %p', (maxInFlight) => {
+    expect(() => new GroupCommit(() => Promise.resolve([]), { maxItems: 10, maxInFlight })).toThrow('maxInFlight must be a positive integer');
+  });
+
   it('answers an empty submission without running anything', async () => {
     const { calls, run } = controlledRunner();
-    const gc = new GroupCommit(run, { maxItems: 10 });
+    const gc = new GroupCommit(run, { maxItems: 10, maxInFlight: 1 });
     await expect(gc.submit('t1', [])).resolves.toEqual([]);
     expect(calls).toHaveLength(0);
   });

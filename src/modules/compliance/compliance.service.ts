@@ -141,12 +141,22 @@ interface PendingDecision {
 }
 
 /**
- * Standalone decisions of one tenant share transactions: the requests that arrive while one of the
- * tenant's decision transactions is in flight are decided together in the next (group commit), so
+ * Standalone decisions of one tenant share transactions: the requests that arrive while the
+ * tenant's decision transactions are in flight are decided together in the next (group commit), so
  * a burst pays one WAL flush, one facts query and one evidence statement instead of one each. A
  * lone request starts at once. The cap keeps one transaction's lane locks and latency short.
  */
 const MAX_DECISIONS_PER_TRANSACTION = 32;
+
+/**
+ * Two of a tenant's decision transactions run at once, so one's facts query and decision overlap
+ * the other's evidence and commit (a WAL flush): with one, a tenant's decisions used one core at a
+ * time and queued behind it. Measured at 1,000 decisions/s against a million debts on a 2-core VM
+ * (README, "Benchmarks"): p50 14-20 ms with one, 7-13 ms with two; three was no better and four worse.
+ * Two transactions that touch the same audit lanes take them in lane order, so the second waits for
+ * the first's commit and never deadlocks.
+ */
+const DECISION_TRANSACTIONS_IN_FLIGHT = 2;
 
 /** Each request of a batch gets its own decision and evidence; dry runs are decided and not recorded. */
 function decideBatch(db: Database, tenantId: string, pending: PendingDecision[]): Promise<EvaluatedDecision[]> {
@@ -169,7 +179,10 @@ const groupCommits = new WeakMap<Database, GroupCommit<string, PendingDecision, 
 function groupCommitFor(db: Database): GroupCommit<string, PendingDecision, EvaluatedDecision> {
   let gc = groupCommits.get(db);
   if (!gc) {
-    gc = new GroupCommit((tenantId, pending) => decideBatch(db, tenantId, pending), { maxItems: MAX_DECISIONS_PER_TRANSACTION });
+    gc = new GroupCommit((tenantId, pending) => decideBatch(db, tenantId, pending), {
+      maxItems: MAX_DECISIONS_PER_TRANSACTION,
+      maxInFlight: DECISION_TRANSACTIONS_IN_FLIGHT,
+    });
     groupCommits.set(db, gc);
   }
   return gc;

@@ -1,9 +1,9 @@
 /**
- * Group commit: work items submitted under one key (a tenant) while that key's batch is in flight
- * wait and go together in the next batch, so a burst of N concurrent submissions costs a few
- * transactions instead of N. A submission that finds its key idle starts at once: at low load
- * nothing waits. At most one batch per key is in flight, which also keeps a key's batches from
- * contending with each other (a tenant's decisions share its audit chain).
+ * Group commit: work items submitted under one key (a tenant) while that key's batches are in
+ * flight wait and go together in the next batch, so a burst of N concurrent submissions costs a few
+ * transactions instead of N. A submission that finds fewer than `maxInFlight` of its key's batches
+ * running starts at once: at low load nothing waits. The cap bounds how many of a key's batches
+ * contend with each other (a tenant's decisions share its audit chain's lanes).
  *
  * A failed batch of several submissions is re-run one submission at a time, so one bad
  * submission (or one it could not be told apart from) fails only itself.
@@ -13,6 +13,8 @@ export type RunBatch<K, I, R> = (key: K, items: I[]) => Promise<R[]>;
 export interface GroupCommitOptions {
   /** Items one batch may take; a single submission larger than this still runs whole. */
   maxItems: number;
+  /** Batches of one key that may run at once (at least 1). */
+  maxInFlight: number;
 }
 
 interface Submission<I, R> {
@@ -23,7 +25,7 @@ interface Submission<I, R> {
 
 interface KeyState<I, R> {
   queue: Submission<I, R>[];
-  inFlight: boolean;
+  inFlight: number;
 }
 
 export class GroupCommit<K, I, R> {
@@ -32,18 +34,20 @@ export class GroupCommit<K, I, R> {
   constructor(
     private readonly run: RunBatch<K, I, R>,
     private readonly options: GroupCommitOptions,
-  ) {}
+  ) {
+    if (!Number.isInteger(options.maxInFlight) || options.maxInFlight < 1) throw new Error(`group commit: maxInFlight must be a positive integer, got ${options.maxInFlight}`);
+  }
 
   submit(key: K, items: I[]): Promise<R[]> {
     if (items.length === 0) return Promise.resolve([]);
     return new Promise<R[]>((resolve, reject) => {
       let state = this.keys.get(key);
       if (!state) {
-        state = { queue: [], inFlight: false };
+        state = { queue: [], inFlight: 0 };
         this.keys.set(key, state);
       }
       state.queue.push({ items, resolve, reject });
-      if (!state.inFlight) this.drain(key, state);
+      if (state.inFlight < this.options.maxInFlight) this.drain(key, state);
     });
   }
 
@@ -55,12 +59,12 @@ export class GroupCommit<K, I, R> {
   private drain(key: K, state: KeyState<I, R>): void {
     const batch = takeBatch(state.queue, this.options.maxItems);
     if (batch.length === 0) {
-      this.keys.delete(key);
+      if (state.inFlight === 0) this.keys.delete(key);
       return;
     }
-    state.inFlight = true;
+    state.inFlight += 1;
     void this.runBatch(key, batch).finally(() => {
-      state.inFlight = false;
+      state.inFlight -= 1;
       this.drain(key, state);
     });
   }
