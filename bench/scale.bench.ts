@@ -486,8 +486,9 @@ function latencySummary(sorted: number[]): { p50: number; p90: number; p99: numb
  * Decisions as the worker makes them (evaluate(): facts, decision, evidence, committed), paced at
  * --rate after a paced warm-up (a worker is a long-running process: the figures are its steady
  * state, not V8 compiling the decision path). Printed beside them, on the same connections: a lone
- * decision (one at a time, nothing else in flight) and an empty transaction paced at the same rate
- * (BEGIN, SELECT 1, COMMIT), the floors this machine puts under any decision.
+ * decision (one at a time, nothing else in flight), an empty transaction paced at the same rate
+ * (BEGIN, SELECT 1, COMMIT) and a 3 KB row inserted and committed alone at that rate (what one
+ * decision's evidence costs the disk), the floors this machine puts under any decision.
  */
 async function decisions(tenantId: string): Promise<void> {
   const rate = argNumber('rate', 1000);
@@ -524,6 +525,19 @@ async function decisions(tenantId: string): Promise<void> {
     const empty = await paced(rate, rate * 5, async () => {
       await db.pool.query('BEGIN; SELECT 1; COMMIT');
     });
+    // The floor of any durable decision: a row the size of one decision's evidence, committed alone.
+    await ownerQuery('CREATE TABLE bench_commit_floor (id bigserial PRIMARY KEY, body text NOT NULL)');
+    const owner = createDatabase(DB_URL, 8);
+    let durable: number[];
+    try {
+      // Random hex: about as incompressible as a decision's lz4-compressed evidence.
+      durable = await paced(rate, rate * 5, async () => {
+        await owner.pool.query('INSERT INTO bench_commit_floor (body) VALUES ($1)', [randomBytes(1500).toString('hex')]);
+      });
+    } finally {
+      await owner.close();
+      await ownerQuery('DROP TABLE bench_commit_floor');
+    }
     log(`decisions paced at ${rate}/s for ${seconds} s`);
     const start = process.hrtime.bigint();
     const latencies = await paced(rate, rate * seconds, (i) => decide(i));
@@ -535,6 +549,7 @@ async function decisions(tenantId: string): Promise<void> {
       latency_ms: latencySummary(latencies),
       lone_decision_ms: latencySummary(lone),
       empty_transaction_at_rate_ms: latencySummary(empty),
+      durable_3kb_insert_at_rate_ms: latencySummary(durable),
       goal: 'p99 <= 5 ms',
     };
     log(JSON.stringify(results.decisions));
