@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { loadConfig, ROOT_DIR, SERVICE_VERSION } from './config';
 import { prepareDatabase } from './db/migrate';
+import { checkServerSettings } from './db/server-settings';
 import { createLogger } from './lib/logger';
 import { startMetricsServer } from './lib/metrics';
 import { SWITCH_DIRECTORY_PATH } from './modules/switch-directory/switch-directory.routes';
@@ -60,6 +61,7 @@ async function main(): Promise<void> {
   const migrations = await prepareDatabase(database.ownerUrl);
   if (embedded) await embedded.secureAppRole();
   logger.info({ applied: migrations.applied, already_applied: migrations.alreadyApplied }, 'database ready');
+  for (const warning of await checkServerSettings(database.appUrl)) logger.warn(warning, 'database server setting');
   // Made here, before the children race to create it.
   resolveEncryptionKey(config, logger);
 

@@ -2,6 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../config';
 import { prepareDatabase } from '../db/migrate';
+import { checkServerSettings } from '../db/server-settings';
 import { createLogger } from '../lib/logger';
 import { createMetrics, startMetricsServer } from '../lib/metrics';
 import { createDeps, onShutdownSignals, startHttpServer, type ShutdownStep } from '../runtime';
@@ -39,6 +40,7 @@ export async function runApiProcess(): Promise<void> {
   if (!child) {
     const migrations = await prepareDatabase(config.ownerDatabaseUrl);
     logger.info({ applied: migrations.applied, already_applied: migrations.alreadyApplied }, 'database ready');
+    for (const warning of await checkServerSettings(config.appDatabaseUrl)) logger.warn(warning, 'database server setting');
   }
 
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });

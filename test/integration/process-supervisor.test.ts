@@ -83,6 +83,28 @@ describe('npm start: API and worker processes', () => {
     }
   });
 
+  it('says at start-up which durability and upkeep settings the database server lacks, as warnings', async () => {
+    const owner = new Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await owner.connect();
+    let settings: Record<string, string>;
+    try {
+      const { rows } = await owner.query<{ name: string; setting: string }>(
+        `SELECT name, setting FROM pg_settings WHERE name IN ('fsync', 'synchronous_commit', 'full_page_writes', 'autovacuum')`,
+      );
+      settings = Object.fromEntries(rows.map((r) => [r.name, r.setting]));
+    } finally {
+      await owner.end();
+    }
+    const lacking = Object.entries(settings).filter(([, v]) => v === 'off').map(([k]) => k).sort();
+    const warned = start.logs.filter((l) => l.role === 'supervisor' && l.msg === 'database server setting');
+    expect(warned.map((l) => l.setting).sort()).toEqual(lacking);
+    for (const l of warned) {
+      expect(l.level).toBe(40); // pino's warn
+      expect(l.value).toBe('off');
+      expect(typeof l.consequence).toBe('string');
+    }
+  });
+
   it('answers API requests while the worker process is frozen (a worker at 100 % CPU cannot hold them either)', async () => {
     // SIGSTOP is the deterministic limit of a busy worker: it makes no progress at all. In one
     // process (API and worker sharing an event loop) not one of these requests would be answered.
