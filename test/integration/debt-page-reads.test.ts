@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import { provisionTenant, startTestApp, uniqueName, type HttpResult, type TestApp } from '../helpers/harness';
 import { privateDatabase, type PrivateDatabase } from '../helpers/private-database';
 
@@ -5,6 +6,23 @@ import { privateDatabase, type PrivateDatabase } from '../helpers/private-databa
 async function knownDebtRows(app: TestApp): Promise<number> {
   const { rows } = await app.deps.db.pool.query<{ reltuples: number }>(`SELECT reltuples FROM pg_class WHERE oid = 'public.debts'::regclass`);
   return Number(rows[0]!.reltuples);
+}
+
+/**
+ * The tenants the planner's statistics know by name (the debts' most common tenant ids), read as the
+ * owner: pg_stats hides a table's statistics from a role its row-level security applies to.
+ */
+async function tenantsInStatistics(ownerUrl: string): Promise<string[]> {
+  const owner = new Client({ connectionString: ownerUrl });
+  await owner.connect();
+  try {
+    const { rows } = await owner.query<{ vals: string[] | null }>(
+      `SELECT most_common_vals::text::uuid[] AS vals FROM pg_stats WHERE schemaname = 'public' AND tablename = 'debts' AND attname = 'tenant_id'`,
+    );
+    return rows[0]?.vals ?? [];
+  } finally {
+    await owner.end();
+  }
 }
 
 async function importDebts(app: TestApp, apiKey: string, n: number): Promise<void> {
@@ -83,5 +101,14 @@ describe('planner statistics across many imports', () => {
     expect(await knownDebtRows(app)).toBe(2000);
     for (let i = 0; i < 4; i += 1) await importDebts(app, apiKey, 60);
     expect(await knownDebtRows(app)).toBeGreaterThan(2000);
+  });
+
+  it("a tenant's first import refreshes them however small, so the planner knows the tenant", async () => {
+    const known = await knownDebtRows(app);
+    const newcomer = await provisionTenant(app);
+    expect(await tenantsInStatistics(database.url)).not.toContain(newcomer.tenantId);
+    await importDebts(app, newcomer.apiKey, 20);
+    expect(await knownDebtRows(app)).toBeGreaterThan(known);
+    expect(await tenantsInStatistics(database.url)).toContain(newcomer.tenantId);
   });
 });
