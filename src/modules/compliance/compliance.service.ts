@@ -152,7 +152,7 @@ const MAX_DECISIONS_PER_TRANSACTION = 32;
  * Two of a tenant's decision transactions run at once, so one's facts query and decision overlap
  * the other's evidence and commit (a WAL flush): with one, a tenant's decisions used one core at a
  * time and queued behind it. Measured at 1,000 decisions/s against a million debts on a 2-core VM
- * (README, "Benchmarks"): p50 14-20 ms with one, 7-13 ms with two; three was no better and four worse.
+ * (README, "Benchmarks"): p50 13-20 ms with one, 7-13 ms with two; three was no better and four worse.
  * Two transactions that touch the same audit lanes take them in lane order, so the second waits for
  * the first's commit and never deadlocks.
  */
