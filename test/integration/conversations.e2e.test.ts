@@ -326,8 +326,9 @@ describe('an AMD verdict that comes after the bridge', () => {
   });
 
   it('records the conversation when the call ends answered by a person, and the next dial is blocked', async () => {
-    // The verdict takes a second: the agent is on the line before anyone knows it is a person.
-    slow = await startEnv(await startSwitchRig({ amdMs: 1000, talkMs: 2500 }));
+    // The verdict takes three seconds: the agent is on the line before anyone knows it is a person
+    // (the bridge comes well within them even on a loaded machine; the consumer talks 5 s after it).
+    slow = await startEnv(await startSwitchRig({ amdMs: 3000, talkMs: 5000 }));
     const tenant = await provisionTenant(slow.app);
     const [agentId] = await seatAgents(slow.app, slow.rig, tenant, 1);
     const campaignId = await runningCampaign(slow, tenant, { amd_enabled: true, deferred_bridge: false });

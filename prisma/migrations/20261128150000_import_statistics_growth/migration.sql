@@ -11,7 +11,9 @@
 --    plans built on that were quadratic: the dial loop's lead query for a 2,000-debt campaign in a
 --    database holding one million-debt tenant scanned the new tenant's debts once per contact,
 --    3 s a tick under the tenant's communications lock. Now an import refreshes the statistics
---    when its rows are a tenth or more of what they estimate for its tenant.
+--    when its rows are a tenth or more of what they estimate for its tenant and the tenant holds
+--    at least 100 debts (counted no further): below that a misplanned query costs little, and a
+--    platform of many small tenants would otherwise analyze on nearly every import.
 DROP FUNCTION refresh_import_statistics(integer);
 
 CREATE FUNCTION refresh_import_statistics(p_rows_written integer, p_tenant_id uuid)
@@ -27,6 +29,7 @@ CREATE FUNCTION refresh_import_statistics(p_rows_written integer, p_tenant_id uu
     distinct_values real;
     null_frac real;
     tenant_rows real;
+    tenant_debts integer;
     at integer;
   BEGIN
     SELECT reltuples, relpages INTO known_rows, known_pages FROM pg_class WHERE oid = 'public.debts'::regclass;
@@ -44,9 +47,14 @@ CREATE FUNCTION refresh_import_statistics(p_rows_written integer, p_tenant_id uu
           / greatest(CASE WHEN distinct_values < 0 THEN -distinct_values * known_rows ELSE distinct_values END - coalesce(cardinality(vals), 0), 1);
       END IF;
     END IF;
-    IF known_rows >= 0 AND p_rows_written < known_rows * 0.1 AND pages < known_pages * 1.1
-       AND tenant_rows IS NOT NULL AND p_rows_written < tenant_rows * 0.1 THEN
-      RETURN false;
+    IF known_rows >= 0 AND p_rows_written < known_rows * 0.1 AND pages < known_pages * 1.1 THEN
+      IF tenant_rows IS NOT NULL AND p_rows_written < tenant_rows * 0.1 THEN
+        RETURN false;
+      END IF;
+      SELECT count(*) INTO tenant_debts FROM (SELECT 1 FROM debts WHERE tenant_id = p_tenant_id LIMIT 100) t;
+      IF tenant_debts < 100 THEN
+        RETURN false;
+      END IF;
     END IF;
     ANALYZE debts, debt_contacts, consents;
     RETURN true;
