@@ -12,9 +12,11 @@ let app: TestApp;
 let worker: RunningWorker;
 const taskQueue = `seat-choice-${randomUUID()}`;
 
-// Consumers answer after 100 ms and talk 400 ms; agent legs answer at once.
+// Consumers answer after 100 ms and hang up 2.5 s after answering; agent legs answer at once. The
+// default 400 ms on the line was the whole time an agent had to be bridged, and a loaded CI machine
+// took longer (answer to bridge p90 449 ms): a consumer who hangs up first ends the call without an agent.
 beforeAll(async () => {
-  rig = await startSwitchRig();
+  rig = await startSwitchRig({ talkMs: 2500 });
   app = await startTestApp({ TEMPORAL_TASK_QUEUE: taskQueue }, { esl: rig.esl });
   worker = await runWorker(app, taskQueue);
 });
