@@ -275,8 +275,7 @@ export async function addPriorAttempts(sql: SqlTx, tenantId: string, reports: { 
  * since the statistics were taken, over however many imports, or when the rows just written are a
  * tenth of what the statistics estimate for the table or for the importing tenant, once it holds
  * 100 debts (a tenant they have never seen is estimated at one row everywhere); true when it ran
- * ANALYZE. The owner-side
- * function decides; of the tenant's rows it counts at most 100.
+ * ANALYZE. The owner-side function decides; of the tenant's rows it counts at most 100.
  */
 export async function refreshImportStatistics(pool: Pool, rowsWritten: number, tenantId: string): Promise<boolean> {
   const { rows } = await pool.query<{ refreshed: boolean }>('SELECT refresh_import_statistics($1::int, $2::uuid) AS refreshed', [rowsWritten, tenantId]);

@@ -187,7 +187,8 @@ export async function importDebts(deps: AppDeps, tenantId: string, actor: Actor,
     return { result: { imported: accepted.length, failed }, created };
   });
   // After commit: the statistics must see the new rows, and the owner-side ANALYZE is a no-op
-  // until the imports since the last one have grown the tables, or this tenant's rows, by a tenth.
+  // until the imports since the last one have grown the tables by a tenth, or this import is a tenth
+  // of what the statistics estimate for a tenant that holds 100 debts or more.
   if (outcome.created > 0) await refreshImportStatistics(deps.db.pool, outcome.created, tenantId);
   await wakeCampaignRuns(deps, tenantId, candidates.flatMap((c) => (c.item.campaign_id ? [c.item.campaign_id.toLowerCase()] : [])));
   return outcome.result;
