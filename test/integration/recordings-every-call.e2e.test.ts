@@ -202,6 +202,16 @@ describe('record_calls on every call type', () => {
     const bridge = await waitFor(() => Promise.resolve(eventsOf(call.call_uuid, 'CHANNEL_BRIDGE')[0]), 20_000, 'the bridge to the seat');
     // The consumer's one recording is still running with the person on the line.
     expect(rig.sim.channel(call.call_uuid)!.recordings).toEqual([path.join(spoolDir, tenant.tenantId, `${call.call_uuid}.wav`)]);
+    // The consumer talks with the person before hanging up: the product dates the transfer when its
+    // bridge command returns, which a loaded machine reports after a hang-up sent on the switch's event.
+    await waitFor(
+      async () => {
+        const res = await app.request('GET', `/v1/calls/${call.call_uuid}`, { token: tenant.apiKey });
+        return (res.body.timeline as TimelineEntry[]).some((e) => e.event === 'transferred') ? true : undefined;
+      },
+      20_000,
+      'the transfer on the timeline',
+    );
     rig.sim.remoteHangup(call.call_uuid);
     await sessionDone(tenant, call.call_uuid);
 
