@@ -14,8 +14,8 @@ const idleTick = (idle: string | null, over: Partial<WakeFacts['tick']> = {}): W
 const facts = (tick: WakeFacts['tick'], due: Array<Date | null> = []): WakeFacts => ({ tick, due, now, tickMs: 1000 });
 
 describe('nextTick: when a campaign run ticks again', () => {
-  it('keeps the cadence while the run is busy: it dialed, refused, failed to place, or calls are in flight', () => {
-    for (const over of [{ placed: 1 }, { blocked: 2 }, { notPlaced: 1 }, { inFlight: 3 }]) {
+  it('keeps the cadence while the run is busy: it dialed, refused, failed to place, calls are in flight or ended after it paced', () => {
+    for (const over of [{ placed: 1 }, { blocked: 2 }, { notPlaced: 1 }, { inFlight: 3 }, { unpaced: 1 }]) {
       expect(nextTick(facts(idleTick('no_dialable_leads', over)))).toEqual({ kind: 'cadence' });
     }
     expect(nextTick(facts(idleTick(null)))).toEqual({ kind: 'cadence' });

@@ -455,7 +455,7 @@ export async function pace(deps: AppDeps, input: TickInput, run: RunCounters): P
  * do learns the earliest moment a lead, a callback or a seat becomes due, read set-based only then.
  */
 export async function dialTick(deps: AppDeps, input: TickInput, now: Date = new Date()): Promise<DialTickResult> {
-  const result = await tickOnce(deps, input, now);
+  const { unpaced, ...result } = await tickOnce(deps, input, now);
   const idleFor = result.state === 'running' && result.placed + result.blocked + result.notPlaced + result.run.in_flight === 0 ? result.idle : null;
   const due =
     idleFor === 'no_dialable_leads'
@@ -463,7 +463,7 @@ export async function dialTick(deps: AppDeps, input: TickInput, now: Date = new 
       : idleFor === 'no_agent_capacity'
         ? await withTenantSql(deps.db, input.tenantId, async (sql) => [await nextSeatFreeAt(sql, now), await nextPlannedGainAt(sql, now)])
         : [];
-  const next = nextTick({ tick: { ...result, inFlight: result.run.in_flight }, due, now, tickMs: input.options.tick_ms });
+  const next = nextTick({ tick: { ...result, inFlight: result.run.in_flight, unpaced }, due, now, tickMs: input.options.tick_ms });
   return { ...result, next };
 }
 
@@ -471,10 +471,10 @@ export async function dialTick(deps: AppDeps, input: TickInput, now: Date = new 
  * One tick of a campaign run: reap, then (unless an earlier try of this tick already recorded
  * its batch) decide and record a batch, then place what is recorded and not yet sent.
  */
-async function tickOnce(deps: AppDeps, input: TickInput, now: Date): Promise<TickResult> {
+async function tickOnce(deps: AppDeps, input: TickInput, now: Date): Promise<TickResult & { unpaced: number }> {
   // A text campaign sends through the SMS path (sms-blast.service.ts): no switch, no CDR, no pacing.
   const kind = await withTenantSql(deps.db, input.tenantId, (sql) => readCampaignType(sql, input.campaignId));
-  if (kind === 'sms_blast') return smsBlastTick(deps, input, now);
+  if (kind === 'sms_blast') return { ...(await smsBlastTick(deps, input, now)), unpaced: 0 };
   const tickStarted = performance.now();
   const reaped = await reapExpired(deps, input, now);
   const paced = await runCounters(deps, input.tenantId, input.campaignId, new Date(input.runStartedAt));
@@ -515,5 +515,6 @@ async function tickOnce(deps: AppDeps, input: TickInput, now: Date): Promise<Tic
     overDialAllowed: decided.overDialAllowed,
     pacing,
     run,
+    unpaced: counted.connected - paced.connected + (counted.abandoned - paced.abandoned),
   };
 }

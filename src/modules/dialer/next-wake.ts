@@ -23,7 +23,14 @@ const SIGNAL_ONLY = new Set(['human_initiated_only', 'type_not_dialed_by_loop'])
 const EVENT_DRIVEN = new Set(['no_dialable_leads', 'no_agent_capacity']);
 
 export interface WakeFacts {
-  tick: Pick<TickResult, 'state' | 'placed' | 'blocked' | 'notPlaced' | 'idle'> & { inFlight: number };
+  tick: Pick<TickResult, 'state' | 'placed' | 'blocked' | 'notPlaced' | 'idle'> & {
+    inFlight: number;
+    /**
+     * Calls that connected or were abandoned while the tick ran, after it fed the controller: the
+     * next tick feeds them (and the run's stats show them) only if it comes at the cadence.
+     */
+    unpaced?: number;
+  };
   /** The earliest future moments something becomes due (a lead, a callback, a seat reservation's end); nulls ignored. */
   due: Array<Date | null>;
   now: Date;
@@ -32,14 +39,16 @@ export interface WakeFacts {
 }
 
 /**
- * When the run ticks next (pure). Busy (it dialed or refused something, calls are in flight, or a
- * transient brake held it): the cadence. Idle for want of leads or seats: the earliest due moment,
+ * When the run ticks next (pure). Busy (it dialed or refused something, calls are in flight or
+ * ended unpaced, or a transient brake held it): the cadence. Idle for want of leads or seats: the earliest due moment,
  * bounded by the backstop and never sooner than the cadence. Held by configuration: the recheck.
  */
 export function nextTick(f: WakeFacts): NextTick {
   const { tick } = f;
   if (tick.state !== 'running') return { kind: 'cadence' };
-  if (tick.placed > 0 || tick.blocked > 0 || tick.notPlaced > 0 || tick.inFlight > 0 || tick.idle === null) return { kind: 'cadence' };
+  if (tick.placed > 0 || tick.blocked > 0 || tick.notPlaced > 0 || tick.inFlight > 0 || (tick.unpaced ?? 0) > 0 || tick.idle === null) {
+    return { kind: 'cadence' };
+  }
   if (SIGNAL_ONLY.has(tick.idle)) return { kind: 'signal_only', reason: tick.idle };
   if (TRANSIENT.has(tick.idle)) return { kind: 'cadence' };
   const backstop = f.now.getTime() + (f.backstopMs ?? IDLE_BACKSTOP_MS);
