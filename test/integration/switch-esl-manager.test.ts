@@ -206,6 +206,21 @@ describe('ESL connection manager', () => {
     await rec.waitFor((e) => e.subclass === 'sofia::register', 'register event after reconnect');
   });
 
+  test('close() while the socket is still connecting drops it: nothing is parsed on a closed link, no retry', async () => {
+    // In the same tick as the connect: the TCP handshake has not completed. modesl's disconnect()
+    // would null the socket its connect callback then hands its parser (a TypeError thrown out of
+    // the event loop, at shutdown or during a reconnect).
+    const m = manager();
+    const retried = jest.fn();
+    m.on('retry', retried);
+    await m.close();
+    expect(m.health()).toMatchObject({ state: 'down', closed: true });
+    // The handshake's turn of the event loop, and then some: an uncaught error there fails this test.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(retried).not.toHaveBeenCalled();
+    await expect(m.api('status')).rejects.toThrow('ESL manager closed');
+  });
+
   test('close() ends cleanly: exit, no reconnection, commands refused', async () => {
     const m = manager();
     await m.waitUntilUp();

@@ -546,6 +546,15 @@ class EslManagerImpl extends EventEmitter<EslManagerEventMap> implements EslMana
       this.failAll(new EslUnavailableError('ESL manager closed'));
       return;
     }
+    // A link not yet authenticated has nothing to say goodbye to, and modesl's disconnect() on a
+    // socket still connecting nulls the socket its connect callback then parses (a TypeError out of
+    // the event loop): drop it instead.
+    if (this.state !== 'up') {
+      socket.destroy();
+      this.onClose(conn);
+      this.failAll(new EslUnavailableError('ESL manager closed'));
+      return;
+    }
     await new Promise<void>((resolve) => {
       socket.once('close', () => resolve());
       const force = setTimeout(() => socket.destroy(), 1000);
