@@ -5,7 +5,7 @@ import { withTenantSql } from '../../src/lib/tenancy';
 import { freePort } from '../../src/platform/temporal-dev';
 import { daytimePrefix, numberEnding, runWorker, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from './dial-loop';
 import { startTestApp, type TestApp } from './harness';
-import { provisionAiTenant, type AiTenant } from './ai-tenant';
+import { importAiLead, provisionAiTenant, type AiTenant } from './ai-tenant';
 import { recordWorkflowHistories, type Pick } from './workflow-histories';
 
 /**
@@ -85,28 +85,10 @@ export function useAiAudioRig(source: string, picks: Record<string, Pick>): AiAu
       });
       expect(created.status).toBe(201);
       const campaignId: string = created.body.campaign.id;
-      const ref = `${source}-${randomUUID()}`;
-      const imported = await app.request('POST', '/v1/debts/import', {
-        token: t.tenant.apiKey,
-        body: {
-          debts: [
-            {
-              external_ref: ref,
-              consumer_ref: `c-${ref}`,
-              amount_cents: 10_000,
-              currency: 'USD',
-              campaign_id: campaignId,
-              ...fields,
-              contacts: [{ phone_e164: numberEnding(prefix, (serial += 1), lastTwo), is_primary: true }],
-            },
-          ],
-        },
-      });
-      expect(imported.body.failed).toEqual([]);
-      const found = await app.request('GET', `/v1/debts?external_ref=${encodeURIComponent(ref)}`, { token: t.tenant.apiKey });
+      const { debtId } = await importAiLead(app, t, { campaignId, phone: numberEnding(prefix, (serial += 1), lastTwo), fields });
       expect((await app.request('POST', `/v1/campaigns/${campaignId}/start`, { token: t.tenant.apiKey, body: { tick_ms: 200, batch_size: 5 } })).status).toBe(200);
       const original = await waitFor(async () => (await originals(t, campaignId)).find((r) => r.corrects_id === null && r.call_uuid), 20_000, 'a placed call');
-      return { campaignId, debtId: found.body.debts[0].id, uuid: original.call_uuid, originalId: original.id };
+      return { campaignId, debtId, uuid: original.call_uuid, originalId: original.id };
     },
     waitConversation(t, uuid, pred, what, ms = 60_000) {
       return waitFor(async () => {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { ADMIN_TOKEN, provisionTenant, type ProvisionedTenant, type TestApp } from './harness';
 
 /** The AI agent's disclosure in these tests: what every AI call says first. */
@@ -33,4 +34,36 @@ export async function provisionAiTenant(app: TestApp, extra: Record<string, unkn
   if (created.status !== 201) throw new Error(`AI agent: ${created.status} ${created.text}`);
   await expectStatus('AI agent live', app.request('PATCH', `/v1/ai/agents/${created.body.ai_agent.id}`, { token: tenant.apiKey, body: { status: 'live' } }), 200);
   return { tenant, agentId: created.body.ai_agent.id };
+}
+
+/**
+ * One debt of $100.00 with one primary contact on `phone`, imported through the API into
+ * `campaignId` (which wakes its run); `fields` and `contact` add to or override the debt's and the
+ * contact's fields. Answers the debt's id and external reference.
+ */
+export async function importAiLead(
+  app: TestApp,
+  t: AiTenant,
+  lead: { campaignId: string; phone: string; fields?: Record<string, unknown>; contact?: Record<string, unknown> },
+): Promise<{ debtId: string; ref: string }> {
+  const ref = `ai-${randomUUID()}`;
+  const res = await app.request('POST', '/v1/debts/import', {
+    token: t.tenant.apiKey,
+    body: {
+      debts: [
+        {
+          external_ref: ref,
+          consumer_ref: `c-${ref}`,
+          amount_cents: 10_000,
+          currency: 'USD',
+          campaign_id: lead.campaignId,
+          ...lead.fields,
+          contacts: [{ phone_e164: lead.phone, is_primary: true, ...lead.contact }],
+        },
+      ],
+    },
+  });
+  if (res.status !== 200 || res.body.failed?.length) throw new Error(`import of ${ref}: ${res.status} ${res.text}`);
+  const found = await app.request('GET', `/v1/debts?external_ref=${encodeURIComponent(ref)}`, { token: t.tenant.apiKey });
+  return { debtId: found.body.debts[0].id, ref };
 }

@@ -6,7 +6,7 @@ import { createSwitchCommands } from '../../src/switch/esl';
 import { callbackWorkflowId, promiseWorkflowId } from '../../workflows/ids';
 import { daytimePrefix, numberEnding, runWorker, seatAgents, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
 import { startTestApp, type TestApp } from '../helpers/harness';
-import { provisionAiTenant, type AiTenant as ProvisionedAiTenant } from '../helpers/ai-tenant';
+import { importAiLead, provisionAiTenant, type AiTenant as ProvisionedAiTenant } from '../helpers/ai-tenant';
 
 /**
  * Right-party safety and the outcomes of live AI calls (issue 16 items 3 and 4), driven the way
@@ -83,29 +83,9 @@ interface Lead {
 }
 
 async function importLead(t: AiTenant, campaignId: string, fields: Record<string, unknown>, contact: Record<string, unknown> = {}): Promise<Lead> {
-  const ref = `ai-${randomUUID()}`;
   const phone = numberEnding(prefix, (serial += 1), 10);
-  const res = await app.request('POST', '/v1/debts/import', {
-    token: t.tenant.apiKey,
-    body: {
-      debts: [
-        {
-          external_ref: ref,
-          consumer_ref: `c-${ref}`,
-          amount_cents: 10_000,
-          currency: 'USD',
-          campaign_id: campaignId,
-          account_number: ACCOUNT,
-          ...fields,
-          contacts: [{ phone_e164: phone, is_primary: true, ...contact }],
-        },
-      ],
-    },
-  });
-  expect(res.status).toBe(200);
-  expect(res.body.failed).toEqual([]);
-  const found = await app.request('GET', `/v1/debts?external_ref=${encodeURIComponent(ref)}`, { token: t.tenant.apiKey });
-  return { debtId: found.body.debts[0].id, ref, phone, campaignId };
+  const { debtId, ref } = await importAiLead(app, t, { campaignId, phone, fields: { account_number: ACCOUNT, ...fields }, contact });
+  return { debtId, ref, phone, campaignId };
 }
 
 interface ConversationRow {
