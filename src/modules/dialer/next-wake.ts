@@ -40,8 +40,9 @@ export interface WakeFacts {
 
 /**
  * When the run ticks next (pure). Busy (it dialed or refused something, calls are in flight or
- * ended unpaced, or a transient brake held it): the cadence. Idle for want of leads or seats: the earliest due moment,
- * bounded by the backstop and never sooner than the cadence. Held by configuration: the recheck.
+ * ended unpaced, or a transient brake held it): the cadence. Idle for want of leads or seats: the
+ * earliest due moment, bounded by the backstop and never sooner than the cadence. Held by
+ * configuration: the recheck.
  */
 export function nextTick(f: WakeFacts): NextTick {
   const { tick } = f;

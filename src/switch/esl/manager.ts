@@ -541,17 +541,12 @@ class EslManagerImpl extends EventEmitter<EslManagerEventMap> implements EslMana
     this.reconnectTimer = undefined;
     const conn = this.conn;
     const socket = conn?.socket;
-    if (!conn || !socket || socket.destroyed) {
-      if (conn) this.onClose(conn);
-      this.failAll(new EslUnavailableError('ESL manager closed'));
-      return;
-    }
     // A link not yet authenticated has nothing to say goodbye to, and modesl's disconnect() on a
     // socket still connecting nulls the socket its connect callback then parses (a TypeError out of
     // the event loop): drop it instead.
-    if (this.state !== 'up') {
-      socket.destroy();
-      this.onClose(conn);
+    if (!conn || !socket || socket.destroyed || this.state !== 'up') {
+      socket?.destroy();
+      if (conn) this.onClose(conn);
       this.failAll(new EslUnavailableError('ESL manager closed'));
       return;
     }
