@@ -1,8 +1,8 @@
 import type { CampaignRunActivities } from '../src/contracts/campaign-run';
+import type { CallRef } from '../src/contracts/call-session';
 import type { AppDeps } from '../src/deps';
 import {
   connectAgent,
-  type CallRef,
   finalizeCall,
   hangupCall,
   loadCallContext,

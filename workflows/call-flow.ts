@@ -1,13 +1,9 @@
 // The decisions a call session makes from what the switch reports, as pure functions: the
 // session workflow replays them, the dial tick and the /dial route share them, tests cover them.
 
-export type CallTreatment = 'agent' | 'message' | 'menu' | 'ai' | 'none';
+import type { CallTreatment } from '../src/contracts/call-session';
 
-/**
- * What an answered call gets: a live agent (predictive, progressive, preview, manual), a played
- * message then hang-up (tts_blast), a prompt with a key menu (tts_ivr, ivr_cascade, survey), the
- * campaign's AI agent (ai_voice), or nothing from this loop (sms_blast sends through its own path).
- */
+/** What an answered call of a campaign type gets (CallTreatment). */
 export function treatmentOf(campaignType: string): CallTreatment {
   switch (campaignType) {
     case 'predictive':
@@ -91,6 +87,20 @@ export function resolveKey(root: Menu, path: string, digit: string, optoutDigit:
     return { kind: 'submenu', path: path + digit, prompt };
   }
   return { kind: 'none' };
+}
+
+/** An answered consumer with no agent on the line after this long is abandoned (47 CFR 64.1200(a)(7): two seconds). */
+export const ABANDON_AFTER_MS = 2000;
+
+/**
+ * Whether a consumer who hung up with no agent on the line was abandoned without the seller
+ * message: the window had opened (`waitingSince`) and the hang-up came once it had closed. The
+ * message cannot be spoken to a consumer already gone (the connect found the call gone, or had not
+ * run: an AMD verdict still pending, a loaded worker), but the abandonment rate counts the call
+ * all the same. A consumer who hung up within the two seconds was not kept waiting past them.
+ */
+export function abandonedWaiting(f: { waitingSince: number | null; agentId: string | null; hangupAt: string }): boolean {
+  return f.waitingSince !== null && f.agentId === null && Date.parse(f.hangupAt) - f.waitingSince >= ABANDON_AFTER_MS;
 }
 
 export interface HangupFacts {

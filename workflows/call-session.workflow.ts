@@ -1,10 +1,10 @@
 import { condition, defineSignal, patched, proxyActivities, setHandler, startChild, type ChildWorkflowHandle } from '@temporalio/workflow';
 import type { DialerActivities } from '../activities/dialer.activities';
 import type { RecordingActivities } from '../activities/recording.activities';
-import type { CallContext } from '../src/modules/dialer/call-session.service';
+import type { CallContext, CallEventSignalName, CallSessionInput, CallSignal } from '../src/contracts/call-session';
 import type { AiCallActivities } from '../src/contracts/ai-call';
 import { aiCallWorkflow, aiHangupSignal, aiSpeechSignal, aiSpokenSignal } from './ai-call.workflow';
-import { resolveKey } from './call-flow';
+import { abandonedWaiting, resolveKey } from './call-flow';
 import { aiCallWorkflowId } from './ids';
 
 // connectAgent, the longest step, waits at most the 2 s abandonment window plus an agent leg's answer.
@@ -31,30 +31,11 @@ const aiMetering = proxyActivities<AiCallActivities>({
   retry: { initialInterval: '1 second', maximumInterval: '1 minute', backoffCoefficient: 2 },
 });
 
-/** What the switch reported about the call, relayed from its ESL events. */
-export type CallSignal =
-  | { kind: 'answered'; seq: string; at: string }
-  | { kind: 'amd'; seq: string; verdict: string }
-  | { kind: 'dtmf'; seq: string; digit: string; at: string }
-  | { kind: 'playback_done'; seq: string }
-  | { kind: 'speech'; seq: string; text: string; at: string }
-  | { kind: 'hangup'; seq: string; at: string; cause: string; sipCode: number | null; answeredAt: string | null };
-
-export interface CallSessionInput {
-  tenantId: string;
-  callAttemptId: string;
-  callUuid: string;
-  agentDomain: string | null;
-  /** The agent a human-initiated dial named: only that agent takes the call. */
-  agentId: string | null;
-  /** With no event for this long the session ends; the run's reaper closes the call. */
-  idleMs: number;
-}
-
 /** How long a menu waits for a key after its prompt before it hangs up. */
 export const MENU_KEY_WAIT_MS = 10_000;
 
-export const callEventSignal = defineSignal<[CallSignal]>('callEvent');
+const CALL_EVENT: CallEventSignalName = 'callEvent';
+export const callEventSignal = defineSignal<[CallSignal]>(CALL_EVENT);
 
 /**
  * Follows one consumer call from its switch events (id `call:<tenant>:<call uuid>`, started by the
@@ -80,6 +61,8 @@ export async function callSessionWorkflow(input: CallSessionInput): Promise<{ di
   let treated = false;
   let agentId: string | null = null;
   let abandoned = false;
+  // When the consumer began waiting for an agent (the answer of an agent call, a menu's transfer).
+  let waitingSince: number | null = null;
   let ending = false;
   let menuPath = '';
   let awaitingKey = false;
@@ -117,9 +100,10 @@ export async function callSessionWorkflow(input: CallSessionInput): Promise<{ di
   // for a menu's transfer, from the key press: a caller who listened to the menu for a while
   // and then asks for someone must not be abandoned at once because the answer is long past.
   const connect = async (since: string | null, transferFrom?: 'menu') => {
+    waitingSince = Date.parse(since ?? new Date().toISOString());
     const result = await acts.connectAgent({
       ...ref,
-      windowStartMs: Date.parse(since ?? new Date().toISOString()),
+      windowStartMs: waitingSince,
       agentDomain: input.agentDomain,
       agentId: input.agentId,
       ...(transferFrom ? { transferFrom } : {}),
@@ -185,6 +169,8 @@ export async function callSessionWorkflow(input: CallSessionInput): Promise<{ di
         answeredAt = event.at;
         await acts.markAnswered(ref, event.at);
         const c = await context();
+        // The window runs from the answer even while an AMD verdict holds the connect back.
+        if (c.treatment === 'agent') waitingSince = Date.parse(event.at);
         // Without AMD, or with AMD but no deferred bridge on an agent call, the consumer is
         // connected at once; otherwise the call waits for a human verdict.
         if (!c.amd || (c.treatment === 'agent' && !c.deferredBridge)) await treat();
@@ -245,7 +231,12 @@ export async function callSessionWorkflow(input: CallSessionInput): Promise<{ di
         }
         const result = await acts.finalizeCall({
           ...ref,
-          facts: { hangupCause: event.cause, answered: answeredAt !== null || event.answeredAt !== null, amdVerdict, abandoned },
+          facts: {
+            hangupCause: event.cause,
+            answered: answeredAt !== null || event.answeredAt !== null,
+            amdVerdict,
+            abandoned: abandoned || abandonedWaiting({ waitingSince, agentId, hangupAt: event.at }),
+          },
           endedAt: event.at,
           answeredAt: answeredAt ?? event.answeredAt,
           sipResponseCode: event.sipCode,

@@ -2,7 +2,6 @@
 // and an operator finds it in the Temporal Web UI by what it is about.
 
 export const campaignRunWorkflowId = (tenantId: string, campaignId: string) => `campaign-run:${tenantId}:${campaignId}`;
-export const callSessionWorkflowId = (tenantId: string, callUuid: string) => `call:${tenantId}:${callUuid}`;
 export const callbackWorkflowId = (tenantId: string, callbackId: string) => `callback:${tenantId}:${callbackId}`;
 export const promiseWorkflowId = (tenantId: string, promiseId: string) => `promise:${tenantId}:${promiseId}`;
 export const placeCallWorkflowId = (tenantId: string, callAttemptId: string) => `dial:${tenantId}:${callAttemptId}`;

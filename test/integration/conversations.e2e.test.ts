@@ -344,3 +344,30 @@ describe('an AMD verdict that comes after the bridge', () => {
     await expectBlockedPostContact(slow, tenant, campaignId, debtId!);
   });
 });
+
+describe('a consumer who hangs up waiting for an agent', () => {
+  let waiting: Env | undefined;
+  afterAll(async () => {
+    await stopEnv(waiting);
+  });
+
+  it('is abandoned when the hang-up comes after the two seconds, though no seller message could be spoken', async () => {
+    // The AMD verdict would take four seconds and the consumer gives up after two and a half: the
+    // connect, held back for the verdict, never runs, and nobody reached the consumer.
+    waiting = await startEnv(await startSwitchRig({ amdMs: 4000, talkMs: 2500 }));
+    const tenant = await provisionTenant(waiting.app);
+    await seatAgents(waiting.app, waiting.rig, tenant, 1);
+    const campaignId = await runningCampaign(waiting, tenant, { amd_enabled: true, deferred_bridge: true });
+    const [debtId] = await importLeads(waiting, tenant, campaignId, [phoneEnding(HUMAN)]);
+
+    const { final } = await placedCall(waiting, tenant, campaignId, debtId!);
+    expect(final).toMatchObject({ disposition: 'abandoned', agent_id: null, amd_verdict: null });
+    expect(Date.parse(final.ended_at) - Date.parse(final.answered_at)).toBeGreaterThanOrEqual(2000);
+    expect(await ledgerOf(waiting, tenant, debtId!)).toEqual({ conversations: [], debtLastConversationAt: null });
+
+    // The 30-day abandonment record counts it.
+    const figure = await waiting.app.request('GET', `/v1/stats/abandonment?campaign_id=${campaignId}`, { token: tenant.apiKey });
+    expect(figure.status).toBe(200);
+    expect(figure.body.by_campaign).toEqual([{ campaign_id: campaignId, human_answered: 1, connected: 0, abandoned: 1, abandonment_rate: '1.0000' }]);
+  });
+});

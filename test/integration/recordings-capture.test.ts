@@ -7,7 +7,7 @@ import { StorageUnavailableError } from '../../src/lib/object-store';
 import { withTenant } from '../../src/lib/tenancy';
 import { recordingStorageKey } from '../../src/modules/recordings/recording-capture.service';
 import { DEFAULT_RECORDING_NOTICE } from '../../src/modules/call-events/call-speech.rules';
-import { callSessionWorkflowId } from '../../workflows/ids';
+import { callSessionWorkflowId } from '../../src/contracts/call-session';
 import { daytimePrefix, numberEnding, runWorker, seatAgents, seedLeads, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
 import { provisionTenant, startTestApp, type ProvisionedTenant, type TestApp } from '../helpers/harness';
 

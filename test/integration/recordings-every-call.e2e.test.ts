@@ -7,7 +7,8 @@ import { DEFAULT_RECORDING_NOTICE } from '../../src/modules/call-events/call-spe
 import { inboundCallWorkflowId } from '../../src/contracts/inbound-call';
 import { createSwitchCommands } from '../../src/switch/esl';
 import type { SwitchEvent } from '../../src/switch/simulator';
-import { callSessionWorkflowId, campaignRunWorkflowId } from '../../workflows/ids';
+import { campaignRunWorkflowId } from '../../workflows/ids';
+import { callSessionWorkflowId } from '../../src/contracts/call-session';
 import { daytimePrefix, numberEnding, runWorker, seatAgents, seedLeads, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from '../helpers/dial-loop';
 import { ADMIN_TOKEN, provisionTenant, startTestApp, type ProvisionedTenant, type TestApp } from '../helpers/harness';
 import { recordWorkflowHistories } from '../helpers/workflow-histories';

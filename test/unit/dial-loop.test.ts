@@ -4,7 +4,7 @@ import { toCallSignal } from '../../src/modules/dialer/call-event.relay';
 import { tickRowId } from '../../src/modules/dialer/dial-tick.service';
 import { DEFAULT_RUNNER_OPTIONS, RunnerOptionsBody } from '../../src/modules/dialer/runner-options';
 import type { EslEvent } from '../../src/switch/esl';
-import { amdEffective, dispositionOf, menuAt, promptAt, resolveKey, treatmentOf, type HangupFacts } from '../../workflows/call-flow';
+import { ABANDON_AFTER_MS, abandonedWaiting, amdEffective, dispositionOf, menuAt, promptAt, resolveKey, treatmentOf, type HangupFacts } from '../../workflows/call-flow';
 
 // ---------------------------------------------------------------------------------------------
 // Campaign state machine (SPEC "States and transitions" / Campaign)
@@ -387,6 +387,37 @@ describe('dispositionOf', () => {
     expect(dispositionOf({ hangupCause, answered: false, amdVerdict: null, abandoned: false })).toBe(disposition);
     // An AMD verdict or an abandon flag of an unanswered call changes nothing.
     expect(dispositionOf({ hangupCause, answered: false, amdVerdict: 'MACHINE', abandoned: true })).toBe(disposition);
+  });
+});
+
+describe('abandonedWaiting', () => {
+  const answer = Date.parse('2026-11-28T15:00:00.000Z');
+  const at = (ms: number) => new Date(answer + ms).toISOString();
+
+  it('is the window of 47 CFR 64.1200(a)(7): two seconds', () => {
+    expect(ABANDON_AFTER_MS).toBe(2000);
+  });
+
+  it('a consumer who hangs up once the window closed with no agent was abandoned, however late the product noticed', () => {
+    expect(abandonedWaiting({ waitingSince: answer, agentId: null, hangupAt: at(2000) })).toBe(true);
+    expect(abandonedWaiting({ waitingSince: answer, agentId: null, hangupAt: at(2500) })).toBe(true);
+    expect(abandonedWaiting({ waitingSince: answer, agentId: null, hangupAt: at(60_000) })).toBe(true);
+  });
+
+  it('a consumer who hangs up within the two seconds was not kept waiting past them', () => {
+    expect(abandonedWaiting({ waitingSince: answer, agentId: null, hangupAt: at(1999) })).toBe(false);
+    expect(abandonedWaiting({ waitingSince: answer, agentId: null, hangupAt: at(0) })).toBe(false);
+  });
+
+  it('a call with an agent on it, or that never waited for one, is not', () => {
+    expect(abandonedWaiting({ waitingSince: answer, agentId: 'agent-1', hangupAt: at(5000) })).toBe(false);
+    expect(abandonedWaiting({ waitingSince: null, agentId: null, hangupAt: at(5000) })).toBe(false);
+  });
+
+  it('a menu caller waits from the key press, not from the answer', () => {
+    const pressed = answer + 30_000;
+    expect(abandonedWaiting({ waitingSince: pressed, agentId: null, hangupAt: at(31_000) })).toBe(false);
+    expect(abandonedWaiting({ waitingSince: pressed, agentId: null, hangupAt: at(32_000) })).toBe(true);
   });
 });
 

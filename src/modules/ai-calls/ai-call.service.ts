@@ -22,7 +22,8 @@ import { recordOptOut } from '../compliance/optout.repository';
 import { lockDebtState, setDebtState } from '../promises/promise.repository';
 import { addDays, isPromisableDebtState, promisedDateError, utcDate, PROMISE_CURRENCIES } from '../promises/promise.rules';
 import { recordCallPromise, startPromiseDeadline } from '../promises/promise.service';
-import { claimAgent, type CallRef } from '../dialer/call-session.service';
+import type { CallRef } from '../../contracts/call-session';
+import { claimAgent } from '../dialer/call-session.service';
 import {
   appendTurn,
   closeConversation,

@@ -76,7 +76,8 @@ dates without refusals included. ${WINDOW_DESCRIPTION}`,
       summary: 'Abandonment rate per campaign over a window (default the trailing 30 days)',
       description: `Design addition (47 CFR 64.1200(a)(7): at most 3 % of the calls a person answers abandoned, per campaign
 over 30 days). Counted from the CDR: outbound calls of a campaign placed in [from, to) whose engine outcome was answered_human
-(connected to an agent within 2 s) or abandoned (no agent in time; the seller message was spoken). The run's own
+(a person answered and was not kept waiting: an agent within 2 s, or the consumer hung up within them) or abandoned (no
+agent within 2 s: the seller message was spoken, or the consumer hung up waiting before it could be). The run's own
 stats.pacing.abandonment_rate is the last 200 such calls of the running run, which is what pacing adapts to; this is the
 record across runs and restarts. The window is half-open, [from, to), by the call's start. Defaults: \`to\` is now; \`from\`
 is 00:00Z of the date 29 days before the window's last date, so the default is the trailing 30 UTC dates ending today. At most

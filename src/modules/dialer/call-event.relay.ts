@@ -1,8 +1,8 @@
 import type { Client as TemporalClient } from '@temporalio/client';
 import type { Logger } from '../../lib/logger';
 import type { EslEvent, EslManager } from '../../switch/esl';
-import { callEventSignal, callSessionWorkflow, type CallSignal } from '../../../workflows/call-session.workflow';
-import { callSessionWorkflowId } from '../../../workflows/ids';
+import { callEventSignal, callSessionWorkflow } from '../../../workflows/call-session.workflow';
+import { callSessionWorkflowId, type CallSignal } from '../../contracts/call-session';
 import type { CryptoBox } from '../../lib/crypto-box';
 import { MAX_SPEECH_CHARS } from '../ai-calls/ai-call.rules';
 import { sealSpeech } from '../ai-calls/ai-speech.seal';

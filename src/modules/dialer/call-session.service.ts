@@ -3,7 +3,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { AppDeps } from '../../deps';
 import { withTenantSql, type SqlTx } from '../../lib/tenancy';
 import { createSwitchCommands, EslTimeoutError, EslUnavailableError, type SwitchCommands } from '../../switch/esl';
-import { amdEffective, dispositionOf, promptAt, treatmentOf, type CallTreatment, type HangupFacts } from '../../../workflows/call-flow';
+import { ABANDON_AFTER_MS, amdEffective, dispositionOf, promptAt, treatmentOf, type HangupFacts } from '../../../workflows/call-flow';
+import type { CallContext, CallRef, ConnectRequest, ConnectResult } from '../../contracts/call-session';
 import { speakToCall, type SpeechPart } from '../call-events/call-speech.service';
 import { selectArtificialVoiceDisclosure, selectSellerIdentity } from '../call-events/call-speech.repository';
 import { sellerMessage } from '../call-events/call-speech.rules';
@@ -21,31 +22,12 @@ import { leavingAgentsAt } from '../planned-shifts/planned-staffing.service';
 import { claimSeatForCall } from './seat-claim.repository';
 import { agentBridged, agentsOnCall, fillAnsweredAt, findCallCampaign, findCallNumber, insertKeypress, releaseAgent } from './call-session.repository';
 
-/** An answered consumer with no agent on the line after this long is abandoned (47 CFR 64.1200(a)(7): two seconds). */
-export const ABANDON_AFTER_MS = 2000;
 const AGENT_CLAIM_POLL_MS = 200;
 
 /** The agent's leg answered after the abandonment window closed. */
 class AgentTooLate extends Error {}
 /** Pauses between the in-process tries of the conversation write after a bridge. */
 const CONVERSATION_WRITE_RETRY_MS = [100, 400];
-
-export interface CallRef {
-  tenantId: string;
-  callAttemptId: string;
-  callUuid: string;
-}
-
-export interface CallContext {
-  campaignId: string | null;
-  campaignType: string;
-  treatment: CallTreatment;
-  amd: boolean;
-  deferredBridge: boolean;
-  optoutDigit: string | null;
-  ivrMenu: Record<string, unknown>;
-  ttsPrompt: string | null;
-}
 
 function switchCommands(deps: AppDeps, agentDomain?: string | null): SwitchCommands {
   if (!deps.esl) throw new EslUnavailableError('this process has no switch link');
@@ -113,8 +95,6 @@ export async function releaseAgentsOfCalls(sql: SqlTx, tenantId: string, callAtt
   return endCallsOfAgents(sql, tenantId, callAttemptIds);
 }
 
-export type ConnectResult = { status: 'connected'; agentId: string; agentLegUuid: string } | { status: 'abandoned' } | { status: 'gone' };
-
 /**
  * Whether the party an agent was just bridged to is a person: on a call without AMD the answer is
  * the consumer; with AMD only a HUMAN verdict says so. A MACHINE verdict, or one still pending
@@ -179,16 +159,7 @@ async function resumeBridge(deps: AppDeps, commands: SwitchCommands, ref: CallRe
  * seat is back to available; with no agent on the line by then the call is abandoned and the
  * seller identification message is played.
  */
-export async function connectAgent(
-  deps: AppDeps,
-  ref: CallRef & {
-    windowStartMs: number;
-    agentDomain: string | null;
-    agentId: string | null;
-    /** 'menu': the consumer asked for an agent with a menu key; the bridge is a transfer on the timeline. */
-    transferFrom?: 'menu';
-  },
-): Promise<ConnectResult> {
+export async function connectAgent(deps: AppDeps, ref: ConnectRequest): Promise<ConnectResult> {
   const commands = switchCommands(deps, ref.agentDomain);
   const call: CallRef = { tenantId: ref.tenantId, callAttemptId: ref.callAttemptId, callUuid: ref.callUuid };
   const resumed = await resumeBridge(deps, commands, call);

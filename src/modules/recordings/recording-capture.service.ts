@@ -13,7 +13,7 @@ import { withTenantSql } from '../../lib/tenancy';
 import { createSwitchCommands, EslUnavailableError, speakableText } from '../../switch/esl';
 import { speakToCall, type SpeechPart } from '../call-events/call-speech.service';
 import { assertUuid } from '../../switch/esl/commands';
-import type { CallRef } from '../dialer/call-session.service';
+import type { CallRef } from '../../contracts/call-session';
 import {
   findRecordingByCall,
   hasCallAudit,
