@@ -319,54 +319,47 @@ describe('the hiatus counted in the consumer’s zone across a daylight-saving c
   });
 });
 
-describe('an AMD verdict that comes after the bridge', () => {
-  let slow: Env | undefined;
+describe('AMD on a switch of its own timing', () => {
+  const owned: Env[] = [];
   afterAll(async () => {
-    await stopEnv(slow);
+    for (const e of owned) await stopEnv(e);
   });
 
-  it('records the conversation when the call ends answered by a person, and the next dial is blocked', async () => {
+  /** One seated agent, one running manual campaign with AMD, one human lead, and its dial followed to the final row. */
+  async function oneCall(rig: Parameters<typeof startSwitchRig>[0], deferredBridge: boolean) {
+    const e = await startEnv(await startSwitchRig(rig));
+    owned.push(e);
+    const tenant = await provisionTenant(e.app);
+    const [agentId] = await seatAgents(e.app, e.rig, tenant, 1);
+    const campaignId = await runningCampaign(e, tenant, { amd_enabled: true, deferred_bridge: deferredBridge });
+    const [debtId] = await importLeads(e, tenant, campaignId, [phoneEnding(HUMAN)]);
+    const { original, final } = await placedCall(e, tenant, campaignId, debtId!);
+    return { e, tenant, agentId: agentId!, campaignId, debtId: debtId!, original, final };
+  }
+
+  it('a verdict that comes after the bridge: the conversation is recorded when the call ends answered by a person, and the next dial is blocked', async () => {
     // The verdict takes three seconds: the agent is on the line before anyone knows it is a person
     // (the bridge comes well within them even on a loaded machine; the consumer talks 5 s after it).
-    slow = await startEnv(await startSwitchRig({ amdMs: 3000, talkMs: 5000 }));
-    const tenant = await provisionTenant(slow.app);
-    const [agentId] = await seatAgents(slow.app, slow.rig, tenant, 1);
-    const campaignId = await runningCampaign(slow, tenant, { amd_enabled: true, deferred_bridge: false });
-    const [debtId] = await importLeads(slow, tenant, campaignId, [phoneEnding(HUMAN)]);
-
-    const { original, final } = await placedCall(slow, tenant, campaignId, debtId!);
+    const { e, tenant, agentId, campaignId, debtId, original, final } = await oneCall({ amdMs: 3000, talkMs: 5000 }, false);
     expect(final).toMatchObject({ disposition: 'answered_human', amd_verdict: 'HUMAN', agent_id: agentId });
-    const { conversations } = await ledgerOf(slow, tenant, debtId!);
+    const { conversations } = await ledgerOf(e, tenant, debtId);
     expect(conversations).toEqual([expect.objectContaining({ source: 'agent_bridge', callAttemptId: original.id, occurredAt: new Date(final.ended_at) })]);
     expect(conversations[0]!.evidence).toMatchObject({ proven_by: 'hangup', agent_id: agentId });
 
-    await agentFree(slow, tenant, agentId!);
-    await expectBlockedPostContact(slow, tenant, campaignId, debtId!);
-  });
-});
-
-describe('a consumer who hangs up waiting for an agent', () => {
-  let waiting: Env | undefined;
-  afterAll(async () => {
-    await stopEnv(waiting);
+    await agentFree(e, tenant, agentId);
+    await expectBlockedPostContact(e, tenant, campaignId, debtId);
   });
 
-  it('is abandoned when the hang-up comes after the two seconds, though no seller message could be spoken', async () => {
-    // The AMD verdict would take four seconds and the consumer gives up after two and a half: the
+  it('a consumer who hangs up waiting for the verdict after the two seconds is abandoned, though no seller message could be spoken', async () => {
+    // The verdict would take four seconds and the consumer gives up after two and a half: the
     // connect, held back for the verdict, never runs, and nobody reached the consumer.
-    waiting = await startEnv(await startSwitchRig({ amdMs: 4000, talkMs: 2500 }));
-    const tenant = await provisionTenant(waiting.app);
-    await seatAgents(waiting.app, waiting.rig, tenant, 1);
-    const campaignId = await runningCampaign(waiting, tenant, { amd_enabled: true, deferred_bridge: true });
-    const [debtId] = await importLeads(waiting, tenant, campaignId, [phoneEnding(HUMAN)]);
-
-    const { final } = await placedCall(waiting, tenant, campaignId, debtId!);
+    const { e, tenant, campaignId, debtId, final } = await oneCall({ amdMs: 4000, talkMs: 2500 }, true);
     expect(final).toMatchObject({ disposition: 'abandoned', agent_id: null, amd_verdict: null });
     expect(Date.parse(final.ended_at) - Date.parse(final.answered_at)).toBeGreaterThanOrEqual(2000);
-    expect(await ledgerOf(waiting, tenant, debtId!)).toEqual({ conversations: [], debtLastConversationAt: null });
+    expect(await ledgerOf(e, tenant, debtId)).toEqual({ conversations: [], debtLastConversationAt: null });
 
     // The 30-day abandonment record counts it.
-    const figure = await waiting.app.request('GET', `/v1/stats/abandonment?campaign_id=${campaignId}`, { token: tenant.apiKey });
+    const figure = await e.app.request('GET', `/v1/stats/abandonment?campaign_id=${campaignId}`, { token: tenant.apiKey });
     expect(figure.status).toBe(200);
     expect(figure.body.by_campaign).toEqual([{ campaign_id: campaignId, human_answered: 1, connected: 0, abandoned: 1, abandonment_rate: '1.0000' }]);
   });
