@@ -11,10 +11,20 @@ export interface Metrics {
   http: HttpMetrics;
 }
 
-export function createMetrics(): Metrics {
+export interface MetricsOptions {
+  /**
+   * prom-client's process collectors (CPU, memory, event-loop lag, GC pauses), on by default. They
+   * hook into the process (a GC observer, an event-loop histogram) and cannot be stopped, so they
+   * keep their registry alive for the process's life: one registry a process has them; code that
+   * makes and drops registries many times in one process (the test harness) leaves them off.
+   */
+  processMetrics?: boolean;
+}
+
+export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
   registry.setDefaultLabels({ service: 'dialer-control-plane' });
-  collectDefaultMetrics({ register: registry });
+  if (options.processMetrics !== false) collectDefaultMetrics({ register: registry });
   for (const metric of PROCESS_METRICS) registry.registerMetric(metric);
   const requests = new Counter({
     name: 'http_requests_total',

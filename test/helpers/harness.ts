@@ -102,7 +102,7 @@ export async function startTestApp(envOverrides: Record<string, string | undefin
     temporal = new TemporalClient({ connection, namespace: config.TEMPORAL_NAMESPACE });
   }
   const deps = await createDeps(config, logger, temporal, options.esl ?? null);
-  const server = await startHttpServer(deps, createMetrics(), 0, '127.0.0.1');
+  const server = await startHttpServer(deps, createMetrics({ processMetrics: false }), 0, '127.0.0.1');
   return {
     baseUrl: `http://127.0.0.1:${server.port}`,
     port: server.port,

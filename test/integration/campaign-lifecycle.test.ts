@@ -491,7 +491,7 @@ describe('with the workflow service unreachable', () => {
     const connection = Connection.lazy({ address: `127.0.0.1:${await freePort()}` });
     const config = loadConfig(testEnv({ TEMPORAL_TASK_QUEUE: idleQueue }));
     const deps = await createDeps(config, createLogger('silent'), new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }), null);
-    const server = await startHttpServer(deps, createMetrics(), 0, '127.0.0.1');
+    const server = await startHttpServer(deps, createMetrics({ processMetrics: false }), 0, '127.0.0.1');
     down = {
       request: (method, path, opts) => httpRequest(server.port, method, path, opts),
       async close() {

@@ -701,7 +701,7 @@ describe('shutdown and metrics', () => {
   it('closes open sockets with 1001, removes their leases and keeps the open-socket gauge', async () => {
     const app = await startTestApp(LIVE_ENV);
     try {
-      const metrics = createMetrics();
+      const metrics = createMetrics({ processMetrics: false });
       const server = await startHttpServer(app.deps, metrics, 0, '127.0.0.1');
       const t = await provisionTenant(app);
       const socket = await open(server.port, await mintTicket(app, t.apiKey));

@@ -78,7 +78,7 @@ describe('OpenAPI document', () => {
 
   beforeAll(async () => {
     app = await startTestApp();
-    hono = createApp(app.deps, createMetrics().http);
+    hono = createApp(app.deps, createMetrics({ processMetrics: false }).http);
     const res = await app.request('GET', '/v1/openapi.json');
     expect(res.status).toBe(200);
     doc = res.body;
@@ -270,7 +270,7 @@ describe('OpenAPI document', () => {
 
     it('publishes PUBLIC_BASE_URL as the server when the deployment sets it', async () => {
       const config = loadConfig(testEnv({ PUBLIC_BASE_URL: 'https://dialer.example.com/' }));
-      const configured = createApp({ ...app.deps, config }, createMetrics().http);
+      const configured = createApp({ ...app.deps, config }, createMetrics({ processMetrics: false }).http);
       const res = await configured.request('/v1/openapi.json');
       expect(res.status).toBe(200);
       const body = (await res.json()) as { servers: unknown };

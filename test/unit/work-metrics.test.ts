@@ -5,7 +5,7 @@ async function series(name: string): Promise<Array<{ labels: Record<string, stri
 }
 
 async function samples(name: string) {
-  const { registry } = createMetrics();
+  const { registry } = createMetrics({ processMetrics: false });
   const metric = registry.getSingleMetric(name);
   if (!metric) throw new Error(`${name} is not registered`);
   // A histogram's values name their series (_bucket, _sum, _count).
@@ -15,11 +15,20 @@ async function samples(name: string) {
 describe('work metrics', () => {
   afterEach(() => jest.useRealTimers());
 
+  it('has the process collectors by default, and leaves them off when asked', () => {
+    expect(createMetrics().registry.getSingleMetric('process_cpu_user_seconds_total')).toBeDefined();
+    expect(createMetrics().registry.getSingleMetric('nodejs_gc_duration_seconds')).toBeDefined();
+    const bare = createMetrics({ processMetrics: false }).registry;
+    expect(bare.getSingleMetric('process_cpu_user_seconds_total')).toBeUndefined();
+    expect(bare.getSingleMetric('nodejs_gc_duration_seconds')).toBeUndefined();
+    expect(bare.getSingleMetric('http_requests_total')).toBeDefined();
+  });
+
   it('serves the same process-wide counters from every scrape registry', async () => {
     dialerMetrics.dialed('progressive', 2);
     dialerMetrics.dialed('progressive', 0);
-    const a = createMetrics().registry.getSingleMetric('dialer_dials_total');
-    const b = createMetrics().registry.getSingleMetric('dialer_dials_total');
+    const a = createMetrics({ processMetrics: false }).registry.getSingleMetric('dialer_dials_total');
+    const b = createMetrics({ processMetrics: false }).registry.getSingleMetric('dialer_dials_total');
     expect(a).toBe(b);
     expect((await series('dialer_dials_total')).find((s) => s.labels.campaign_type === 'progressive')?.value).toBe(2);
   });
