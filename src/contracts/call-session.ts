@@ -5,8 +5,8 @@ export function callSessionWorkflowId(tenantId: string, callUuid: string): strin
   return `call:${tenantId}:${callUuid}`;
 }
 
-export const CALL_EVENT_SIGNAL = 'callEvent';
-export type CallEventSignalName = typeof CALL_EVENT_SIGNAL;
+/** The signal's name: the workflow defines the signal with it, checked against this type. */
+export type CallEventSignalName = 'callEvent';
 
 /** What the switch reported about the call, relayed from its ESL events. */
 export type CallSignal =

@@ -5,8 +5,8 @@ export function inboundCallWorkflowId(tenantId: string, callUuid: string): strin
   return `inbound-call:${tenantId}:${callUuid}`;
 }
 
-export const INBOUND_EVENT_SIGNAL = 'inboundEvent';
-export type InboundEventSignalName = typeof INBOUND_EVENT_SIGNAL;
+/** The signal's name: the workflow defines the signal with it, checked against this type. */
+export type InboundEventSignalName = 'inboundEvent';
 
 /** What the switch reported about the inbound leg, relayed from its ESL events. */
 export type InboundSignal =
