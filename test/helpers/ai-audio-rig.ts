@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import WebSocket from 'ws';
 import { withTenantSql } from '../../src/lib/tenancy';
+import { AUDIO_FORK_SUBPROTOCOL, audioForkUrl } from '../../src/modules/ai-calls/audio-fork';
 import { freePort } from '../../src/platform/temporal-dev';
 import { daytimePrefix, numberEnding, runWorker, startSwitchRig, waitFor, type RunningWorker, type SwitchRig } from './dial-loop';
 import { startTestApp, type TestApp } from './harness';
@@ -125,21 +127,29 @@ export function useAiAudioRig(source: string, picks: Record<string, Pick>): AiAu
     await new Promise<void>((resolve) => receiver!.listen(0, '127.0.0.1', resolve));
     const receiverPort = (receiver.address() as AddressInfo).port;
     ctx.receiverUrl = `http://127.0.0.1:${receiverPort}`;
-    const port = await freePort();
     // Speech at a third of flite's pace: an AI turn takes a second or two, so a consumer can talk over it.
     ctx.rig = await startSwitchRig({ ringMs: 100, talkMs: 60_000, promptMs: 100, speechMsPerChar: 20 });
-    ctx.app = await startTestApp(
-      {
-        TEMPORAL_TASK_QUEUE: taskQueue,
-        LOG_LEVEL: 'trace',
-        EGRESS_ALLOWLIST: ctx.receiverUrl,
-        AI_AUDIO_WS_PORT: String(port),
-        AI_AUDIO_WS_URL: `ws://127.0.0.1:${port}/ai-audio`,
-        AI_AUDIO_SECRET: randomUUID(),
-      },
-      { esl: ctx.rig.esl },
-    );
-    worker = await runWorker(ctx.app, taskQueue);
+    // The gateway's port is free when chosen but taken later, in the worker; another process (the
+    // other half of these suites starts its rig at the same moment) may bind it first, and the
+    // worker's gateway then does not start, so every fork fails. Started again on another port.
+    for (let attempt = 1; ; attempt += 1) {
+      const port = await freePort();
+      const secret = randomUUID();
+      const base = `ws://127.0.0.1:${port}/ai-audio`;
+      ctx.app = await startTestApp(
+        { TEMPORAL_TASK_QUEUE: taskQueue, LOG_LEVEL: 'trace', EGRESS_ALLOWLIST: ctx.receiverUrl, AI_AUDIO_WS_PORT: String(port), AI_AUDIO_WS_URL: base, AI_AUDIO_SECRET: secret },
+        { esl: ctx.rig.esl },
+      );
+      worker = await runWorker(ctx.app, taskQueue);
+      const answer = await waitFor(async () => {
+        const a = await gatewayAnswer(base, secret);
+        return a === 'refused' ? undefined : a;
+      }, 10_000, `the AI audio gateway on port ${port}`).catch(() => 'refused' as const);
+      if (answer === 'ours') break;
+      await worker.stop();
+      await ctx.app.close();
+      if (attempt === 3) throw new Error(`the AI audio gateway did not start on its own port in ${attempt} attempts (last ${port}: ${answer})`);
+    }
   });
   afterAll(async () => {
     await worker?.stop();
@@ -150,6 +160,28 @@ export function useAiAudioRig(source: string, picks: Record<string, Pick>): AiAu
   });
   afterAll(() => recordWorkflowHistories(source, [taskQueue], picks));
   return ctx;
+}
+
+/**
+ * Whether the gateway at `base` is this rig's: it upgrades a fork signed with this rig's secret
+ * (for a call that does not exist, closed at once: nothing is recognized or signalled). Another
+ * gateway refuses the token; nothing listening refuses the connection.
+ */
+function gatewayAnswer(base: string, secret: string): Promise<'ours' | 'foreign' | 'refused'> {
+  const ref = { tenantId: randomUUID(), callAttemptId: randomUUID(), callUuid: randomUUID() };
+  return new Promise((resolve) => {
+    const ws = new WebSocket(audioForkUrl(base, secret, ref), AUDIO_FORK_SUBPROTOCOL, { handshakeTimeout: 2000 });
+    ws.once('open', () => {
+      ws.close();
+      resolve('ours');
+    });
+    ws.once('unexpected-response', (_req, res) => {
+      res.resume();
+      ws.terminate();
+      resolve('foreign');
+    });
+    ws.once('error', () => resolve('refused'));
+  });
 }
 
 /** The words the AI suites' consumers and AI say: none may reach a log line. */
